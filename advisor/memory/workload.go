@@ -1,0 +1,121 @@
+// Package memory is the per-GPU memory estimator: a Workload in, a Breakdown
+// of bytes out. Formulas and their sources: ../shared/reference/memory-model.md
+// and README.md ("Where the numbers come from").
+package memory
+
+import "github.com/vrambot/vrambot/advisor/catalog"
+
+// Method is how the model's parameters are trained (or not).
+type Method string
+
+// Methods of DESIGN.md §3.2.
+const (
+	MethodFull      Method = "full"
+	MethodLoRA      Method = "lora"
+	MethodQLoRA     Method = "qlora"
+	MethodFreeze    Method = "freeze"
+	MethodInference Method = "inference"
+)
+
+// Precision is the numeric regime of weights (and, for training, states).
+type Precision string
+
+// Precisions of DESIGN.md §3.2. BF16/FP16 are pure 16-bit (optimizer states
+// included); MixedBF16/MixedFP16 are AMP with fp32 master weights.
+const (
+	PrecisionFP32      Precision = "fp32"
+	PrecisionFP16      Precision = "fp16"
+	PrecisionBF16      Precision = "bf16"
+	PrecisionMixedBF16 Precision = "mixed-bf16"
+	PrecisionMixedFP16 Precision = "mixed-fp16"
+	PrecisionInt8      Precision = "int8"
+	PrecisionNF4       Precision = "nf4"
+)
+
+// Optimizer names of DESIGN.md §3.2.
+type Optimizer string
+
+// Optimizers of DESIGN.md §3.2.
+const (
+	OptimizerAdamW          Optimizer = "adamw"
+	OptimizerAdamW8bit      Optimizer = "adamw-8bit"
+	OptimizerPagedAdamW8bit Optimizer = "paged-adamw-8bit"
+	OptimizerAdafactor      Optimizer = "adafactor"
+	OptimizerSGD            Optimizer = "sgd"
+	OptimizerNone           Optimizer = "none"
+)
+
+// Offload is DeepSpeed ZeRO offload to CPU.
+type Offload string
+
+// Offload targets.
+const (
+	OffloadNone      Offload = "none"
+	OffloadOptimizer Offload = "optimizer"
+	OffloadParam     Offload = "param" // parameters and optimizer states
+)
+
+// Attention is the attention kernel: flash/SDPA (no s² scores) or eager.
+type Attention string
+
+// Attention kernels.
+const (
+	AttentionFlash Attention = "flash"
+	AttentionEager Attention = "eager"
+)
+
+// Workload is everything the estimator needs. JSON names are the contract of
+// DESIGN.md §3.3 ("workload"); fields after Assumptions are extra detail.
+type Workload struct {
+	Model             catalog.Model `json:"-"`
+	ModelName         string        `json:"model"`
+	Params            int64         `json:"params"`
+	TrainableParams   int64         `json:"trainable_params"`
+	Method            Method        `json:"method"`
+	Precision         Precision     `json:"precision"`
+	Optimizer         Optimizer     `json:"optimizer"`
+	Batch             int           `json:"batch"`
+	SeqLen            int           `json:"seq_len"`
+	GradCheckpointing bool          `json:"grad_checkpointing"`
+	ZeroStage         int           `json:"zero_stage"`
+	GPUs              int           `json:"gpus"`
+	Assumptions       []string      `json:"assumptions"`
+
+	Offload      Offload   `json:"offload"`
+	TP           int       `json:"tp"`
+	PP           int       `json:"pp"`
+	LoRARank     int       `json:"lora_rank,omitempty"`
+	LoRATargets  string    `json:"lora_targets,omitempty"` // qv, attn, all
+	Attention    Attention `json:"attention"`
+	KVCacheDtype string    `json:"kv_cache_dtype,omitempty"` // fp16, fp8
+	Engine       string    `json:"engine,omitempty"`         // hf, vllm, ...
+	Tokens       int64     `json:"tokens,omitempty"`         // job size for cost to finish
+	// ChunkedLoss: the loss is computed in chunks (Liger, chunked CE), so full logits are never materialised.
+	ChunkedLoss bool `json:"chunked_loss,omitempty"`
+}
+
+// Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").
+// PeakAllocated is what torch.cuda.max_memory_allocated() would report;
+// Total is what nvidia-smi would show (peak + allocator reserve + context),
+// and RuntimeOverhead = Total - PeakAllocated.
+type Breakdown struct {
+	WeightsBytes         int64 `json:"weights_bytes"`
+	GradientsBytes       int64 `json:"gradients_bytes"`
+	OptimizerBytes       int64 `json:"optimizer_bytes"`
+	ActivationsBytes     int64 `json:"activations_bytes"`
+	LogitsBytes          int64 `json:"logits_bytes"`
+	KVCacheBytes         int64 `json:"kv_cache_bytes"`
+	PeakAllocatedBytes   int64 `json:"peak_allocated_bytes"`
+	RuntimeOverheadBytes int64 `json:"runtime_overhead_bytes"`
+	TotalBytes           int64 `json:"total_bytes"`
+}
+
+// Fit is the band of DESIGN.md §4: never false precision.
+type Fit string
+
+// Fit bands.
+const (
+	FitFits       Fit = "fits"
+	FitTight      Fit = "tight"
+	FitDoesNotFit Fit = "does not fit"
+)

@@ -1,0 +1,24 @@
+// Package pricing knows GPU offers and where they come from: sources, the
+// cache in the store, and ranking against an advisor requirement. Network
+// sources are never called on the path of a user request.
+package pricing
+
+// Offer is one rentable instance type. Sizes are per GPU. AsOf is the date
+// (YYYY-MM-DD) the price was observed; Source says where it came from.
+type Offer struct {
+	Provider           string   `json:"provider"`
+	InstanceType       string   `json:"instance_type"`
+	GPU                string   `json:"gpu"` // catalog display name, e.g. "A100 80GB"
+	GPUKey             string   `json:"-"`   // catalog key, e.g. "A100-80GB"
+	GPUCount           int      `json:"gpu_count"`
+	GPUMemoryBytes     int64    `json:"gpu_memory_bytes"`
+	PricePerHourUSD    float64  `json:"price_per_hour_usd"`
+	PricePerGPUHourUSD float64  `json:"price_per_gpu_hour_usd"`
+	Spot               bool     `json:"spot"`
+	Requested          bool     `json:"requested"`
+	Region             string   `json:"region"`
+	AsOf               string   `json:"as_of"`
+	Source             string   `json:"source"`
+	HoursToFinish      *float64 `json:"hours_to_finish"`
+	CostToFinishUSD    *float64 `json:"cost_to_finish_usd"`
+}

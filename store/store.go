@@ -1,0 +1,36 @@
+// Package store is the small persistence interface vrambot needs (cache with
+// TTL, set-if-absent, an append-only event log, a lock) with a Redis and an
+// in-memory implementation that pass one conformance suite.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by Get for a missing or expired key.
+var ErrNotFound = errors.New("store: key not found")
+
+// Store is implemented by Redis and Memory. Keys are logical names; the Redis
+// implementation prefixes them with "vrambot:".
+type Store interface {
+	// Get returns the value of key or ErrNotFound.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Set stores value under key; ttl <= 0 means no expiry.
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// SetNX stores value only if key is absent and reports whether it did.
+	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error)
+	// Delete removes key; a missing key is not an error.
+	Delete(ctx context.Context, key string) error
+	// Append adds entry to the end of the named log and trims it to the newest maxLen entries (maxLen <= 0: no trim).
+	Append(ctx context.Context, log string, entry []byte, maxLen int) error
+	// Entries returns the newest n entries of the log, oldest first (n <= 0: all).
+	Entries(ctx context.Context, log string, n int) ([][]byte, error)
+	// Lock takes the named lock for ttl. ok is false when someone else holds it.
+	// unlock releases it only if still held by this caller.
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(context.Context) error, ok bool, err error)
+	// Ping reports whether the backing service is reachable.
+	Ping(ctx context.Context) error
+	Close() error
+}
