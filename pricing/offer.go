@@ -22,3 +22,25 @@ type Offer struct {
 	HoursToFinish      *float64 `json:"hours_to_finish"`
 	CostToFinishUSD    *float64 `json:"cost_to_finish_usd"`
 }
+
+// Requirement is what a workload needs from a GPU offer, per GPU.
+type Requirement struct {
+	MemoryPerGPUBytes int64 // the estimate's total_bytes (what nvidia-smi would show)
+	GPUCount          int   // GPUs the plan needs (>= 1)
+	NeedBF16          bool
+	NeedFP8           bool
+	RequestedGPU      string // catalog key of the GPU the user named, "" if none
+	// TrainFLOPs is the job size in FLOPs (6 x params x tokens for training,
+	// 2 x params x tokens for inference); 0 means no cost to finish.
+	TrainFLOPs float64
+}
+
+// SourceStatus is the state of one price source, as `prices --json` shows it.
+type SourceStatus struct {
+	Name      string  `json:"name"`
+	FetchedAt string  `json:"fetched_at"` // RFC 3339
+	Offers    int     `json:"offers"`
+	Dropped   int     `json:"dropped,omitempty"` // rows whose GPU could not be mapped to the catalog
+	Stale     bool    `json:"stale,omitempty"`   // last refresh failed; these are the last good offers
+	Error     *string `json:"error"`
+}

@@ -1,7 +1,7 @@
-// Package commands turns the user's words into typed requests, runs them
-// against the advisor and pricing, and returns a transport-neutral Reply that
-// bot/ renders as Block Kit and main.go as text or JSON.
-package commands
+// Package reply is the transport-neutral answer model: commands, digest and
+// the OOM diagnosis build a Reply; bot/ renders it as Block Kit and the CLI
+// as plain text (Text) or JSON (Reply.Result).
+package reply
 
 // Reply is one answer, independent of where it is shown. Text fields hold
 // plain text in which `code` spans are allowed; renderers add emphasis and
