@@ -97,7 +97,11 @@ type Workload struct {
 // Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").
 // PeakAllocated is what torch.cuda.max_memory_allocated() would report;
 // Total is what nvidia-smi would show (peak + allocator reserve + context),
-// and RuntimeOverhead = Total - PeakAllocated.
+// and RuntimeOverhead = Total - PeakAllocated. With Engine "vllm", Total is
+// instead the smallest card on which vLLM (gpu_memory_utilization 0.9)
+// starts and keeps the requested batch × seq_len in its KV cache:
+// (PeakAllocated + non-torch memory) / 0.9; nvidia-smi shows ~90% of any
+// card it runs on.
 type Breakdown struct {
 	WeightsBytes         int64 `json:"weights_bytes"`
 	GradientsBytes       int64 `json:"gradients_bytes"`

@@ -1,0 +1,259 @@
+package catalog
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+func TestComputeParamsReproducesPublishedTotals(t *testing.T) {
+	for _, m := range Models() {
+		if got := m.ComputeParams(); got != m.Params {
+			t.Errorf("%s: ComputeParams = %d, published %d (diff %d)", m.Name, got, m.Params, got-m.Params)
+		}
+	}
+}
+
+// TestKVBytesPerTokenMatchesReference checks the KV cache per token against
+// shared/reference/model-archs.json where it is present.
+func TestKVBytesPerTokenMatchesReference(t *testing.T) {
+	data, err := os.ReadFile("../../../shared/reference/model-archs.json")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("reference file missing with CI set: %v", err)
+		}
+		t.Skipf("shared reference not found (%v); CI unset", err)
+	}
+	var doc struct {
+		Models []struct {
+			HFID string `json:"hf_id"`
+			KV   int64  `json:"kv_cache_bytes_per_token_fp16"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, r := range doc.Models {
+		m, ok := LookupModel(r.HFID)
+		if !ok {
+			t.Errorf("%s: not in catalog", r.HFID)
+			continue
+		}
+		if r.KV == 0 {
+			continue
+		}
+		checked++
+		if got := m.KVCacheBytesPerToken(); got != r.KV {
+			t.Errorf("%s: KV/token = %d, reference %d", r.HFID, got, r.KV)
+		}
+	}
+	if checked < 15 {
+		t.Errorf("only %d models checked", checked)
+	}
+}
+
+func TestKVBytesPerTokenAnchors(t *testing.T) {
+	const kib = 1024
+	tests := []struct {
+		model string
+		want  int64
+	}{
+		{"llama-2-7b", 512 * kib},
+		{"llama-3-8b", 128 * kib},
+		{"llama-2-70b", 320 * kib},
+		{"qwen2.5-7b", 56 * kib},
+		{"gemma-2b", 18 * kib},
+	}
+	for _, tt := range tests {
+		m, ok := LookupModel(tt.model)
+		if !ok {
+			t.Fatalf("%s not found", tt.model)
+		}
+		if got := m.KVCacheBytesPerToken(); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.model, got, tt.want)
+		}
+	}
+}
+
+func TestLookupGPU(t *testing.T) {
+	tests := []struct{ in, key string }{
+		{"a100", "A100-80GB"}, {"A100", "A100-80GB"}, {"a100-80gb", "A100-80GB"}, {"A100 80GB", "A100-80GB"},
+		{"a100-40gb", "A100-40GB"}, {"a100-40g", "A100-40GB"}, {"a100 40gb", "A100-40GB"},
+		{"h100", "H100-SXM"}, {"H100", "H100-SXM"}, {"h100-pcie", "H100-PCIe"}, {"H100-NVL", "H100-NVL"},
+		{"h200", "H200"}, {"l4", "L4"}, {"l40s", "L40S"}, {"a10g", "A10G"}, {"a10", "A10"}, {"t4", "T4"},
+		{"v100", "V100-16GB"}, {"v100-32gb", "V100-32GB"}, {"3090", "RTX3090"}, {"rtx3090", "RTX3090"},
+		{"4090", "RTX4090"}, {"rtx-4090", "RTX4090"}, {"RTX 4090", "RTX4090"}, {"NVIDIA GeForce RTX 4090", "RTX4090"},
+		{"a6000", "RTXA6000"}, {"rtx-a6000", "RTXA6000"}, {"mi300x", "MI300X"}, {"gh200", "GH200"},
+		{"NVIDIA A100", "A100-80GB"}, {"Tesla T4", "T4"},
+		// nvidia-smi / DCGM modelName spellings.
+		{"NVIDIA A100-SXM4-80GB", "A100-80GB"}, {"NVIDIA H100 80GB HBM3", "H100-SXM"}, {"Tesla V100-SXM2-16GB", "V100-16GB"},
+		{"NVIDIA A100-SXM4-40GB", "A100-40GB"}, {"NVIDIA RTX A6000", "RTXA6000"}, {"NVIDIA RTX 6000 Ada Generation", "RTX6000-Ada"},
+		{"AMD Instinct MI300X", "MI300X"}, {"NVIDIA GH200 480GB", "GH200"}, {"NVIDIA H100 NVL", "H100-NVL"},
+	}
+	for _, tt := range tests {
+		g, ok := LookupGPU(tt.in)
+		if !ok || g.Key != tt.key {
+			t.Errorf("LookupGPU(%q) = %q, %v; want %q", tt.in, g.Key, ok, tt.key)
+		}
+	}
+	for _, bad := range []string{"", "a1000", "24gb", "h1000", "\x00"} {
+		if g, ok := LookupGPU(bad); ok {
+			t.Errorf("LookupGPU(%q) = %q, want not found", bad, g.Key)
+		}
+	}
+}
+
+func TestGPUCatalogCoversPriceSnapshot(t *testing.T) {
+	// Every GPU name used by shared/reference/gpu-prices.csv.
+	for _, k := range []string{"A10", "A100-40GB", "A100-80GB", "A10G", "GH200", "H100", "H100-NVL", "H100-PCIe",
+		"H100-SXM", "H200", "L4", "L40S", "MI300X", "RTX3090", "RTX4090", "RTXA6000", "T4", "V100-16GB", "V100-32GB"} {
+		if _, ok := LookupGPU(k); !ok {
+			t.Errorf("%s missing", k)
+		}
+	}
+}
+
+func TestGPUUsableBelowMarketed(t *testing.T) {
+	for _, g := range GPUs() {
+		if g.UsableBytes >= g.MemoryBytes || float64(g.UsableBytes) < 0.88*float64(g.MemoryBytes) {
+			t.Errorf("%s: usable %d vs marketed %d", g.Key, g.UsableBytes, g.MemoryBytes)
+		}
+		if g.Source == "" || g.Name == "" || g.BandwidthGBps <= 0 {
+			t.Errorf("%s: missing name, source or bandwidth", g.Key)
+		}
+	}
+	a100, _ := LookupGPU("a100")
+	if a100.UsableBytes != 84987740160 { // 79.15 GiB as vLLM and PyTorch report it
+		t.Errorf("A100 80GB usable = %d", a100.UsableBytes)
+	}
+}
+
+func TestLookupModel(t *testing.T) {
+	tests := []struct{ in, name string }{
+		{"llama-2-7b", "Llama-2-7B"}, {"Llama-2-7B", "Llama-2-7B"}, {"meta-llama/Llama-2-7b-hf", "Llama-2-7B"},
+		{"meta-llama/llama-2-7b-chat-hf", "Llama-2-7B"}, {"llama2-7b", "Llama-2-7B"},
+		{"llama-3.1-8b", "Llama-3.1-8B"}, {"meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"},
+		{"meta-llama/Meta-Llama-3-8B-Instruct", "Llama-3-8B"}, {"llama-3-8b", "Llama-3-8B"},
+		{"mistral-7b", "Mistral-7B-v0.1"}, {"mistralai/Mistral-7B-Instruct-v0.2", "Mistral-7B-v0.1"},
+		{"qwen2.5-14b", "Qwen2.5-14B"}, {"Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B"},
+		{"bert-large", "BERT-large-uncased"}, {"bert-large-uncased", "BERT-large-uncased"},
+		{"gpt2", "GPT-2"}, {"gpt2-xl", "GPT-2-XL"}, {"t5-3b", "T5-3B"}, {"bigscience/T0_3B", "T5-3B"},
+		{"google/gemma-2b-it", "Gemma-2B"}, {"microsoft/Phi-3-mini-4k-instruct", "Phi-3-mini-4k"},
+		{"tiiuae/falcon-7b", "Falcon-7B"}, {"facebook/opt-6.7b", "OPT-6.7B"}, {"llama-3.2-1b", "Llama-3.2-1B"},
+	}
+	for _, tt := range tests {
+		m, ok := LookupModel(tt.in)
+		if !ok || m.Name != tt.name {
+			t.Errorf("LookupModel(%q) = %q, %v; want %q", tt.in, m.Name, ok, tt.name)
+		}
+	}
+	for _, bad := range []string{"", "llama-9-7b", "7b", "/"} {
+		if m, ok := LookupModel(bad); ok {
+			t.Errorf("LookupModel(%q) = %q, want not found", bad, m.Name)
+		}
+	}
+}
+
+func TestAliasesDoNotCollide(t *testing.T) {
+	seen := map[string]string{}
+	for _, m := range modelList {
+		for _, k := range modelKeys(m) {
+			if prev, ok := seen[compact(k)]; ok && prev != m.Name {
+				t.Errorf("alias %q of %s also names %s", k, m.Name, prev)
+			}
+			seen[compact(k)] = m.Name
+		}
+	}
+	seenGPU := map[string]string{}
+	for _, g := range gpuList {
+		for _, k := range gpuKeys(g) {
+			if prev, ok := seenGPU[compact(k)]; ok && prev != g.Key {
+				t.Errorf("alias %q of %s also names %s", k, g.Key, prev)
+			}
+			seenGPU[compact(k)] = g.Key
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	tests := []struct {
+		fn       func(string) string
+		in, want string
+	}{
+		{SuggestGPU, "a1000", "a100"}, {SuggestGPU, "h10", "h100"}, {SuggestGPU, "rtx4900", "rtx4090"},
+		{SuggestGPU, "banana-split-sundae", ""},
+		{SuggestModel, "lama-2-7b", "llama-2-7b"}, {SuggestModel, "mistrall-7b", "mistral-7b"},
+		{SuggestModel, "qwen2.5-15b", "qwen2.5-14b"}, {SuggestModel, "completely-unrelated-thing", ""},
+		{SuggestModel, "", ""},
+	}
+	for _, tt := range tests {
+		if got := tt.fn(tt.in); got != tt.want {
+			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"7b", 7e9, true}, {"6.7B", 6.7e9, true}, {"350m", 350e6, true}, {"1.5b", 1.5e9, true}, {"70B", 70e9, true},
+		{"1.8t", 1.8e12, true}, {"b", 0, false}, {"7", 0, false}, {"-7b", 0, false}, {"nanb", 0, false},
+		{"1e3b", 0, false}, {"0b", 0, false}, {"99999t", 0, false}, {"7gb", 0, false}, {"1..2b", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseSize(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestModelForSize(t *testing.T) {
+	tests := []struct {
+		params       int64
+		hidden, kv   int
+		layersAround int
+	}{
+		{7e9, 4096, 32, 32}, {13e9, 5120, 40, 40}, {70e9, 8192, 8, 80}, {350e6, 1024, 16, 22},
+	}
+	for _, tt := range tests {
+		m := ModelForSize(tt.params)
+		if !m.Scaled || m.Params != tt.params || m.HiddenSize != tt.hidden || m.NumKVHeads != tt.kv {
+			t.Errorf("ModelForSize(%d) = %+v", tt.params, m)
+		}
+		if d := m.NumLayers - tt.layersAround; d < -2 || d > 2 {
+			t.Errorf("ModelForSize(%d) layers = %d, want about %d", tt.params, m.NumLayers, tt.layersAround)
+		}
+		// The made-up shapes must add up to the requested size within 5%.
+		if r := float64(m.ComputeParams()) / float64(tt.params); r < 0.95 || r > 1.05 {
+			t.Errorf("ModelForSize(%d): shapes give %d params", tt.params, m.ComputeParams())
+		}
+	}
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"7b", "6.7B", "350m", "", "1e9b", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if p, ok := ParseSize(s); ok && (p < minModelParams || p > maxModelParams) {
+			t.Fatalf("ParseSize(%q) = %d out of range", s, p)
+		}
+	})
+}
+
+func FuzzLookup(f *testing.F) {
+	for _, s := range []string{"a100", "meta-llama/Llama-2-7b-chat-hf", "", "//", "\x00-it"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		LookupGPU(s)
+		LookupModel(s)
+		SuggestGPU(s)
+		SuggestModel(s)
+	})
+}

@@ -1,0 +1,360 @@
+// Package accuracy measures the memory estimator against public measured
+// cases (shared/corpus/memory/cases.jsonl) side by side with two rules of
+// thumb. It parses bytes and computes; reading the file is the caller's job.
+package accuracy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/memory"
+)
+
+// Case is one line of cases.jsonl. Nullable fields are pointers.
+type Case struct {
+	ID                string  `json:"id"`
+	Model             string  `json:"model"`
+	ParamsB           float64 `json:"params_b"`
+	Method            string  `json:"method"`
+	Precision         string  `json:"precision"`
+	Optimizer         string  `json:"optimizer"`
+	Batch             *int    `json:"batch"`
+	SeqLen            *int    `json:"seq_len"`
+	GradCheckpointing *bool   `json:"grad_checkpointing"`
+	ZeroStage         *int    `json:"zero_stage"`
+	NumGPUs           *int    `json:"num_gpus"`
+	ReportedGB        float64 `json:"reported_gb"` // decimal GB (1e9 bytes) in every case
+	Kind              string  `json:"kind"`
+	Notes             string  `json:"notes"`
+	Measure           string  `json:"measure"`
+	Bound             string  `json:"bound"`
+	Source            string  `json:"source"`
+	GPU               string  `json:"gpu"`
+}
+
+// maxLineBytes bounds one JSONL line.
+const maxLineBytes = 1 << 20
+
+// ParseCases reads JSON Lines; blank lines are skipped, a bad line is an
+// error naming its line number.
+func ParseCases(data []byte) ([]Case, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
+	var out []Case
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var c Case
+		if err := json.Unmarshal(line, &c); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if c.ID == "" {
+			return nil, fmt.Errorf("line %d: case without id", n)
+		}
+		if math.IsNaN(c.ReportedGB) || math.IsInf(c.ReportedGB, 0) || c.ReportedGB < 0 {
+			return nil, fmt.Errorf("line %d (%s): bad reported_gb", n, c.ID)
+		}
+		out = append(out, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read cases: %w", err)
+	}
+	return out, nil
+}
+
+// excluded are measured cases whose number is not a per-GPU total of the
+// stated workload, with the reason.
+var excluded = map[string]string{
+	"zero-paper-gpt2-1.5b-activations": "reports activations alone (ZeRO paper §3.2), not a per-GPU total",
+}
+
+// Measure says which estimate a case is compared with.
+type Measure string
+
+// Measures.
+const (
+	MeasurePeakAllocated Measure = "peak_allocated" // torch.cuda.max_memory_allocated, "peak memory active"
+	MeasureTotal         Measure = "total"          // nvidia-smi, reserved + context
+)
+
+// Workload maps a case to a workload, or says why the case does not specify
+// one: only measured cases (not formulas, rules of thumb or bounds) with a
+// known method, precision and optimizer, and for training a batch and
+// sequence length, are judged.
+func (c Case) Workload() (memory.Workload, Measure, string) {
+	if reason, ok := excluded[c.ID]; ok {
+		return memory.Workload{}, "", reason
+	}
+	switch {
+	case c.Kind != "measured":
+		return memory.Workload{}, "", "kind " + c.Kind
+	case c.Bound != "":
+		return memory.Workload{}, "", "a " + c.Bound + " bound, not a measurement"
+	case c.Precision == "unknown" || c.Precision == "":
+		return memory.Workload{}, "", "precision not stated"
+	case c.Method != "inference" && (c.Optimizer == "unknown" || c.Optimizer == ""):
+		return memory.Workload{}, "", "optimizer not stated"
+	case c.Method != "inference" && (c.Batch == nil || c.SeqLen == nil):
+		return memory.Workload{}, "", "batch or sequence length not stated"
+	case c.NumGPUs == nil:
+		return memory.Workload{}, "", "GPU count not stated"
+	}
+	w := memory.Workload{
+		Method:    memory.Method(c.Method),
+		Precision: memory.Precision(c.Precision),
+		Optimizer: memory.Optimizer(c.Optimizer),
+		GPUs:      *c.NumGPUs,
+		Batch:     1,
+		SeqLen:    inferencePromptTokens,
+	}
+	if m, ok := lookupCaseModel(c.Model); ok {
+		w.Model = m
+		w.ModelName = m.Name
+	} else {
+		w.Params = int64(c.ParamsB * 1e9)
+	}
+	if c.Batch != nil {
+		w.Batch = *c.Batch
+	}
+	if c.SeqLen != nil {
+		w.SeqLen = *c.SeqLen
+	}
+	if c.GradCheckpointing != nil {
+		w.GradCheckpointing = *c.GradCheckpointing
+	}
+	if c.ZeroStage != nil {
+		w.ZeroStage = *c.ZeroStage
+	}
+	if w.Method == memory.MethodInference && w.GPUs > 1 && w.ZeroStage == 0 {
+		// Inference over several GPUs without ZeRO is accelerate's
+		// device_map split: a naive pipeline, layers divided across GPUs.
+		w.PP = w.GPUs
+	}
+	if c.Method == "lora" || c.Method == "qlora" {
+		w.LoRATargets = memory.DefaultLoRATargets
+	}
+	measure := MeasurePeakAllocated
+	if strings.Contains(strings.ToLower(c.Measure), "nvidia-smi") || strings.Contains(strings.ToLower(c.Measure), "reserved") {
+		measure = MeasureTotal
+	}
+	return w, measure, ""
+}
+
+// inferencePromptTokens stands for "a short prompt" where an inference case
+// gives no length (litgpt generate, accelerate load benchmarks).
+const inferencePromptTokens = 128
+
+// lookupCaseModel tries the case's model text: an id or name, possibly
+// followed by a parenthesised remark.
+func lookupCaseModel(s string) (catalog.Model, bool) {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, " ("); i > 0 {
+		s = s[:i]
+	}
+	return catalog.LookupModel(s)
+}
+
+// Rule names the three estimators compared.
+type Rule string
+
+// The estimator and the two rules of thumb.
+const (
+	// RuleEstimator is memory.Estimate.
+	RuleEstimator Rule = "estimator"
+	// RuleWeightsMultiple is the "model memory calculator" rule (HF
+	// accelerate estimate-memory, EleutherAI): weights at the stated
+	// precision × 4 for Adam training (any method), × 1.2 for inference.
+	RuleWeightsMultiple Rule = "4x/1.2x weights"
+	// RulePerBillion is LLaMA-Factory's hardware table as GB per billion
+	// parameters: full AMP/fp32 18, full pure 16-bit 8, LoRA/freeze 2,
+	// QLoRA 8-bit 1, QLoRA 4-bit 0.5; inference the weight bytes (4/2/1/0.5).
+	RulePerBillion Rule = "18/8/2/0.5 GB per B"
+)
+
+// Rules lists the estimators in report order.
+var Rules = []Rule{RuleEstimator, RuleWeightsMultiple, RulePerBillion}
+
+// weightBytesPerParam is the bytes per parameter the rules of thumb assume.
+func weightBytesPerParam(p memory.Precision) float64 {
+	switch p {
+	case memory.PrecisionFP32:
+		return 4
+	case memory.PrecisionInt8:
+		return 1
+	case memory.PrecisionNF4:
+		return 0.5
+	default:
+		return 2
+	}
+}
+
+// ruleOfThumb evaluates a rule on a resolved workload, in bytes (total over
+// the job: the rules know nothing of GPUs).
+func ruleOfThumb(rule Rule, w memory.Workload) float64 {
+	p := float64(w.Params)
+	weights := p * weightBytesPerParam(w.Precision)
+	switch rule {
+	case RuleWeightsMultiple:
+		if w.Method == memory.MethodInference {
+			return 1.2 * weights
+		}
+		return 4 * weights
+	default:
+		switch w.Method {
+		case memory.MethodInference:
+			return weights
+		case memory.MethodFull:
+			if w.Precision == memory.PrecisionBF16 || w.Precision == memory.PrecisionFP16 {
+				return 8 * p
+			}
+			return 18 * p
+		case memory.MethodQLoRA:
+			if w.Precision == memory.PrecisionInt8 {
+				return p
+			}
+			return 0.5 * p
+		default:
+			return 2 * p
+		}
+	}
+}
+
+// Row is one judged case.
+type Row struct {
+	ID       string
+	Measure  Measure
+	Reported float64          // bytes
+	Got      map[Rule]float64 // bytes
+}
+
+// ErrorPct is the signed error of a rule in percent of the reported value.
+func (r Row) ErrorPct(rule Rule) float64 {
+	return 100 * (r.Got[rule] - r.Reported) / r.Reported
+}
+
+// Skipped is a case that was not judged, with the reason.
+type Skipped struct{ ID, Reason string }
+
+// Summary is one rule's accuracy over the judged cases.
+type Summary struct {
+	Rule             Rule
+	MedianAbsErrPct  float64
+	Within25PctShare float64 // 0..1
+	Cases            int
+}
+
+// Report is the whole comparison.
+type Report struct {
+	Rows      []Row
+	Skipped   []Skipped
+	Summaries []Summary
+}
+
+// Evaluate judges every case that specifies its workload.
+func Evaluate(cases []Case) Report {
+	var rep Report
+	for _, c := range cases {
+		w, measure, reason := c.Workload()
+		if reason != "" {
+			rep.Skipped = append(rep.Skipped, Skipped{c.ID, reason})
+			continue
+		}
+		if c.ReportedGB <= 0 {
+			rep.Skipped = append(rep.Skipped, Skipped{c.ID, "no reported value"})
+			continue
+		}
+		w = memory.Resolve(w)
+		b := memory.Estimate(w)
+		est := float64(b.PeakAllocatedBytes)
+		if measure == MeasureTotal {
+			est = float64(b.TotalBytes)
+		}
+		// The rules give a job total; the cases report the most loaded GPU.
+		gpus := float64(max(1, w.GPUs))
+		rep.Rows = append(rep.Rows, Row{
+			ID:       c.ID,
+			Measure:  measure,
+			Reported: c.ReportedGB * 1e9,
+			Got: map[Rule]float64{
+				RuleEstimator:       est,
+				RuleWeightsMultiple: ruleOfThumb(RuleWeightsMultiple, w) / gpus,
+				RulePerBillion:      ruleOfThumb(RulePerBillion, w) / gpus,
+			},
+		})
+	}
+	for _, rule := range Rules {
+		rep.Summaries = append(rep.Summaries, summarize(rule, rep.Rows))
+	}
+	return rep
+}
+
+func summarize(rule Rule, rows []Row) Summary {
+	s := Summary{Rule: rule, Cases: len(rows)}
+	if len(rows) == 0 {
+		return s
+	}
+	errs := make([]float64, len(rows))
+	within := 0
+	for i, r := range rows {
+		errs[i] = math.Abs(r.ErrorPct(rule))
+		if errs[i] <= 25 {
+			within++
+		}
+	}
+	slices.Sort(errs)
+	n := len(errs)
+	if n%2 == 1 {
+		s.MedianAbsErrPct = errs[n/2]
+	} else {
+		s.MedianAbsErrPct = (errs[n/2-1] + errs[n/2]) / 2
+	}
+	s.Within25PctShare = float64(within) / float64(n)
+	return s
+}
+
+// Summary returns the summary of one rule.
+func (rep Report) Summary(rule Rule) Summary {
+	for _, s := range rep.Summaries {
+		if s.Rule == rule {
+			return s
+		}
+	}
+	return Summary{Rule: rule}
+}
+
+// WriteTable writes the side-by-side table (GB = 1e9 bytes, as the cases
+// report) and the summary.
+func (rep Report) WriteTable(out io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-42s %-5s %9s %17s %17s %17s\n", "case", "vs", "reported", RuleEstimator, RuleWeightsMultiple, RulePerBillion)
+	for _, r := range rep.Rows {
+		vs := "peak"
+		if r.Measure == MeasureTotal {
+			vs = "total"
+		}
+		fmt.Fprintf(&b, "%-42s %-5s %8.2fG", r.ID, vs, r.Reported/1e9)
+		for _, rule := range Rules {
+			fmt.Fprintf(&b, " %8.2fG %+6.0f%%", r.Got[rule]/1e9, r.ErrorPct(rule))
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "\n%d cases judged, %d skipped (formula, rule-of-thumb, bound or unstated workload)\n", len(rep.Rows), len(rep.Skipped))
+	for _, s := range rep.Summaries {
+		fmt.Fprintf(&b, "%-22s median |error| %5.1f%%   within 25%%: %5.1f%% (%d cases)\n",
+			s.Rule, s.MedianAbsErrPct, 100*s.Within25PctShare, s.Cases)
+	}
+	_, err := io.WriteString(out, b.String())
+	if err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package memory
+
+import (
+	"math"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+)
+
+// Activation memory is counted tensor by tensor: what autograd saves for
+// backward in one block, per token, following Korthikanti et al. 2022
+// (arXiv:2205.05198, Table 2: s·b·h·(34 + 5·a·s/h) bytes per layer for a GPT
+// block in 16-bit) but with the model's real widths (GQA, SwiGLU/GeGLU,
+// head_dim ≠ h/a), its norms (RMSNorm computed in fp32 as HF, litgpt and
+// torchtune do), dropout only where the model has it, and nothing saved for
+// frozen weights (a linear layer whose weight needs no gradient keeps only the
+// weight, not its input).
+
+// dropoutMaskBytes is one byte per element of a dropout mask.
+const dropoutMaskBytes = 1
+
+// loraDropout: PEFT/litgpt LoRA applies dropout (commonly 0.05) to the
+// adapter's input, which saves a mask and the dropped copy per adapted layer.
+const loraDropout = true
+
+// hasDropout tells whether the architecture trains with dropout: the
+// BERT/GPT-2/OPT/T5 generation does (p=0.1), Llama-style models do not.
+func hasDropout(m catalog.Model) bool { return m.Position == "learned" || m.Position == "relative" }
+
+// blockBytes is the activation memory of one block, split into the part that
+// tensor parallelism divides (attention and MLP internals) and the part it
+// does not (norm inputs, dropout masks) (Korthikanti §4.2.2).
+type blockBytes struct {
+	perToken       float64 // bytes per token, split by TP
+	perTokenShared float64 // bytes per token, replicated across TP ranks
+	perTokenSq     float64 // bytes per token per token of context (eager attention scores), split by TP
+}
+
+// blockActivations is what one block saves for backward. The block's linear
+// layers keep their inputs when their weights get gradients (full
+// fine-tuning, the trained freeze layers) and under QLoRA, where they are
+// bitsandbytes 4-bit layers, whose MatMul4Bit.forward keeps its
+// input whenever any input needs a gradient (`ctx.tensors = (A, B)` in
+// bitsandbytes/autograd/_functions.py). That is why litgpt's QLoRA of
+// Llama-2-7B at 1304 tokens holds ~2 GB more activations than its LoRA.
+// LoRA adapters add their own inputs. crossAttention adds an encoder-decoder
+// block's second attention.
+func blockActivations(w Workload, m catalog.Model, r regime, crossAttention bool) blockBytes {
+	trainWeights := w.Method == MethodFull || w.Method == MethodFreeze
+	trainLinear := trainWeights || w.Method == MethodQLoRA
+	e := r.act
+	h := float64(m.HiddenSize)
+	q := float64(m.AttentionWidth())
+	kvw := float64(m.NumKVHeads) * float64(m.HeadDim)
+	i := float64(m.IntermediateSize)
+	a := float64(m.NumAttentionHeads)
+	if m.NumExperts > 1 && m.ExpertsPerToken > 0 {
+		// Each token passes through ExpertsPerToken experts.
+		i *= float64(m.ExpertsPerToken)
+	}
+
+	// Norms save their input; RMSNorm upcasts to fp32, so does LayerNorm
+	// under autocast. Trainable norm weights also keep the normalised output.
+	normIn := e
+	if m.Norm != "layernorm" || r.amp {
+		normIn = fp32Bytes
+	}
+	norms := 2.0
+	if m.NormsPerLayer > 0 {
+		norms = float64(m.NormsPerLayer)
+	}
+	if crossAttention {
+		norms++
+	}
+	var b blockBytes
+	b.perTokenShared = norms * normIn * h
+	if trainWeights && m.Norm != "layernorm" {
+		// HF-style RMSNorm computes weight × normalised input in Python,
+		// so autograd also keeps the normalised input for the weight's
+		// gradient (LayerNorm's fused kernel recomputes it).
+		b.perTokenShared += norms * e * h
+	}
+
+	attn := func() (shared, lin, sq float64) {
+		// q, k, v and the output, as flash/SDPA saves them for backward.
+		lin = e * (2*q + 2*kvw)
+		if trainLinear {
+			// Inputs of the qkv projection (replicated under TP) and of
+			// the output projection (split).
+			shared = e * h
+			lin += e * q
+		}
+		if w.Attention == AttentionEager {
+			// The s×s scores: softmax output (fp32 where the model
+			// upcasts it: RMSNorm-era code and autocast), its cast back
+			// for the matmul with V, and dropout's mask and output where
+			// the model has dropout (Korthikanti's 5 = 2 + 1 + 2 in fp16).
+			soft := e
+			cast := 0.0
+			if m.Norm != "layernorm" || r.amp {
+				soft = fp32Bytes
+				if e != fp32Bytes {
+					cast = e
+				}
+			}
+			sq = a * (soft + cast)
+			if hasDropout(m) {
+				// The mask is kept; the dropped copy only when the next
+				// matmul saves it as is (without a cast that it saves instead).
+				sq += a * dropoutMaskBytes
+				if cast == 0 {
+					sq += a * soft
+				}
+			}
+			lin -= e * q // eager keeps no separate output tensor
+		}
+		return shared, lin, sq
+	}
+	shared, lin, sq := attn()
+	b.perTokenShared += shared
+	b.perToken += lin
+	b.perTokenSq += sq
+	if crossAttention {
+		shared, lin, sq := attn()
+		b.perTokenShared += shared
+		b.perToken += lin
+		b.perTokenSq += sq
+	}
+
+	// MLP: the activation function's input, and for gated MLPs its output
+	// and the up projection (both needed for the product's backward).
+	if trainLinear {
+		b.perTokenShared += e * h // input of the first MLP projection(s)
+	}
+	if m.Gated() {
+		b.perToken += 3 * e * i
+		if trainLinear {
+			b.perToken += e * i // input of down
+		}
+	} else {
+		b.perToken += e * i
+		if trainLinear {
+			if m.MLP != "relu" { // ReLU's output is what down saves: shared
+				b.perToken += e * i
+			}
+		}
+	}
+	if hasDropout(m) {
+		b.perTokenShared += 2 * dropoutMaskBytes * h // after attention and after the MLP
+	}
+
+	if w.Method == MethodLoRA || w.Method == MethodQLoRA {
+		per := e
+		if loraDropout {
+			per += dropoutMaskBytes + e
+		}
+		mods, n := loraModules(m, w.LoRATargets)
+		for _, mod := range mods[:n] {
+			b.perToken += per*float64(mod.in) + e*float64(w.LoRARank)
+		}
+	}
+	return b
+}
+
+// activationBytes is the activation memory of a training step at its peak
+// (start of backward), per GPU.
+func activationBytes(w Workload, m catalog.Model, r regime) float64 {
+	tokens := float64(w.Batch) * float64(w.SeqLen)
+	s := float64(w.SeqLen)
+	tp := float64(w.TP)
+	if w.Method == MethodInference {
+		return inferenceActivationBytes(w, m, r)
+	}
+	perLayer := func(b blockBytes) float64 {
+		return tokens * (b.perTokenShared + (b.perToken+b.perTokenSq*s)/tp)
+	}
+	enc := blockActivations(w, m, r, false)
+	layers := float64(m.NumLayers)
+	var total, largest float64
+	switch {
+	case m.Family == catalog.FamilyEncoderDecoder:
+		dec := blockActivations(w, m, r, true)
+		total = layers*perLayer(enc) + float64(m.NumDecoderLayers)*perLayer(dec)
+		largest = perLayer(dec)
+		layers += float64(m.NumDecoderLayers)
+	case w.Method == MethodFreeze:
+		// Frozen blocks before the trainable ones need no backward at all.
+		layers = math.Min(layers, FreezeTrainableLayers)
+		total = layers * perLayer(enc)
+		largest = perLayer(enc)
+	default:
+		total = layers * perLayer(enc)
+		largest = perLayer(enc)
+	}
+	if w.GradCheckpointing {
+		// Full recomputation keeps each block's input (2·s·b·h in 16-bit)
+		// plus one block's activations while it is recomputed.
+		total = layers*tokens*r.act*float64(m.HiddenSize) + largest
+	}
+	// The final norm saves its input too.
+	total += tokens * fp32Bytes * float64(m.HiddenSize)
+	return total
+}
+
+// inferenceActivationBytes is the transient working set of a forward pass:
+// one block's largest intermediates for the whole prefill, and with eager
+// attention one layer's score matrix. Under vLLM it is the profiling run.
+func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
+	tokens := float64(w.Batch) * float64(w.SeqLen)
+	if w.Engine == "vllm" {
+		tokens = math.Min(tokens, vllmProfileTokens)
+	}
+	e := r.act
+	h := float64(m.HiddenSize)
+	i := float64(m.IntermediateSize)
+	mlp := 2 * i
+	if m.Gated() {
+		mlp = 3 * i
+	}
+	work := tokens * e * (2*h + mlp) / float64(w.TP)
+	if w.Attention == AttentionEager && w.Engine != "vllm" {
+		s := float64(w.SeqLen)
+		work += float64(w.Batch) * float64(m.NumAttentionHeads) * s * s * (fp32Bytes + e) / float64(w.TP)
+	}
+	return work
+}
+
+// logitsBytes is the b·s·V logits tensor in the working dtype, its fp32
+// upcast for cross-entropy and the fp32 gradient (memory-model.md §1.3, §5),
+// split over TP ranks (vocab-parallel). A chunked loss materialises one
+// chunk at a time. Encoder-only models carry a small task head instead.
+// Inference keeps only the last position's logits.
+func logitsBytes(w Workload, m catalog.Model, r regime) float64 {
+	if m.Family == catalog.FamilyEncoderOnly {
+		return 0
+	}
+	v := float64(m.VocabSize)
+	if w.Method == MethodInference {
+		return float64(w.Batch) * v * (r.act + fp32Bytes)
+	}
+	tokens := float64(w.Batch) * float64(w.SeqLen)
+	b := tokens * v * (r.act + logitsUpcastBytes) / float64(w.TP)
+	if w.ChunkedLoss {
+		b /= chunkedLossChunks
+	}
+	return b
+}
+
+// kvCacheBytes is 2 (K and V) × decoder layers × KV heads × head_dim ×
+// tokens × batch × bytes, GQA-aware (memory-model.md §1.4); fp8 halves it.
+// Split over TP ranks by heads and over PP stages by layers.
+func kvCacheBytes(w Workload, m catalog.Model) float64 {
+	if w.Method != MethodInference {
+		return 0
+	}
+	per := 2.0
+	if w.KVCacheDtype == "fp8" {
+		per = 1
+	}
+	kv := 2 * float64(m.DecoderLayers()) * float64(m.NumKVHeads) * float64(m.HeadDim) *
+		float64(w.SeqLen) * float64(w.Batch) * per
+	return kv / float64(w.TP) / float64(w.PP)
+}

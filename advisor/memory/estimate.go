@@ -1,0 +1,308 @@
+package memory
+
+import (
+	"math"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+)
+
+// Calibration terms. Each is a physical quantity with its source; none is
+// fitted to a single case. Formulas: shared/reference/memory-model.md.
+const (
+	// nf4BytesPerParam is 4 bits plus one fp32 absmax per 64 weights (QLoRA
+	// paper §3, bitsandbytes default: no double quantisation).
+	nf4BytesPerParam = 0.5 + 4.0/64
+	// int8BytesPerParam is LLM.int8: one byte plus an fp32 scale per row,
+	// which is negligible.
+	int8BytesPerParam = 1.0
+
+	// adamStateBytesFP32 is AdamW's exp_avg and exp_avg_sq in fp32; pure
+	// 16-bit training (torchtune, litgpt bf16-true) keeps them in bf16 (4 B).
+	adamStateBytesFP32 = 8
+	// adam8bitStateBytes is bitsandbytes 8-bit Adam: two 1-byte states with
+	// blockwise scales ("75% less memory", bitsandbytes docs).
+	adam8bitStateBytes = 2
+	// sgdMomentumBytesFP32 is SGD's momentum buffer (EleutherAI Transformer Math 101).
+	sgdMomentumBytesFP32 = 4
+	// masterWeightBytes is the fp32 master copy kept under mixed precision (ZeRO paper K=12 = 4+4+4).
+	masterWeightBytes = 4
+	// fp32GradPartitionBytes is the fp32 gradient partition DeepSpeed ZeRO
+	// keeps next to the master weights (the 18 of estimate_zero2/3_model_states_mem_needs:
+	// 2 fp16 grads + 4 fp32 grads + 4 fp32 params + 8 Adam).
+	fp32GradPartitionBytes = 4
+
+	// logitsUpcastBytes: cross-entropy upcasts the logits to fp32 and its
+	// backward materialises an fp32 gradient of the same size (memory-model.md
+	// §5: b·s·V·(2+4+4)).
+	logitsUpcastBytes = 4 + 4
+	// chunkedLossChunks is how many pieces a chunked loss computes the logits
+	// in (torchtune CEWithChunkedOutputLoss num_output_chunks=8).
+	chunkedLossChunks = 8
+
+	// cudaContextBytes is what nvidia-smi shows beyond PyTorch's reserved
+	// memory: the CUDA context and the cuBLAS/cuDNN kernels and workspaces.
+	// Measured: 287 MB context alone with lazy loading (pytorch/pytorch#86509),
+	// ~300-400 MB (#107667, #109888), 1343 MiB with eager loading (HF
+	// model_memory_anatomy, V100, CUDA 11.2); a training process that has run
+	// its kernels sits between, so 768 MiB.
+	cudaContextBytes = 768 << 20
+	// PyTorch's caching allocator reserves more than it hands out. Static
+	// tensors (weights, optimizer state) sit in exactly sized large blocks
+	// (2 MiB rounding): staticSlack. Activations, logits and caches are
+	// allocated and freed every step and fragment the cache (PyTorch devlog
+	// "When does fragmentation occur in the CUDA caching allocator?"):
+	// dynamicSlack. The HF V100 table (nvidia-smi minus its measured 1343 MiB
+	// context) shows ~1% over weights alone and 20-27% over activations.
+	staticSlack  = 0.02
+	dynamicSlack = 0.25
+	// multiGPUCommBytes is NCCL's buffers and communicator state per GPU when
+	// more than one GPU takes part (memory-model.md §1.7: +1-2 GB with NCCL).
+	multiGPUCommBytes = 1 << 30
+
+	// vllmUtilization is vLLM's default gpu_memory_utilization.
+	vllmUtilization = 0.9
+	// vllmNonTorchBytes is what vLLM logs as non_torch_memory (CUDA graphs,
+	// NCCL, context): 1.96 GiB in vllm-project/vllm#10909.
+	vllmNonTorchBytes = 2 << 30
+	// vllmProfileTokens is the dummy batch of vLLM's profiling run
+	// (max_num_batched_tokens default 8192), which sets its activation peak.
+	vllmProfileTokens = 8192
+)
+
+// dtypes in bytes.
+const (
+	fp32Bytes = 4
+	halfBytes = 2
+)
+
+// regime is how a precision setting stores each kind of tensor.
+type regime struct {
+	weight     float64 // bytes per non-quantised parameter
+	quant      float64 // bytes per parameter of quantised linear layers (= weight when not quantised)
+	grad       float64 // bytes per trainable parameter's gradient
+	stateScale float64 // optimizer state size relative to fp32 states
+	act        float64 // activation element bytes
+	amp        bool    // autocast: fp32 parameters, 16-bit copies for the matmuls
+}
+
+func regimeFor(p Precision) regime {
+	switch p {
+	case PrecisionFP32:
+		return regime{weight: 4, quant: 4, grad: 4, stateScale: 1, act: fp32Bytes}
+	case PrecisionFP16, PrecisionBF16:
+		return regime{weight: 2, quant: 2, grad: 2, stateScale: 0.5, act: halfBytes}
+	case PrecisionMixedBF16, PrecisionMixedFP16:
+		// The fp32 parameters are the master copy; no separate one.
+		return regime{weight: 4, quant: 4, grad: 4, stateScale: 1, act: halfBytes, amp: true}
+	case PrecisionInt8:
+		return regime{weight: 2, quant: int8BytesPerParam, grad: 2, stateScale: 1, act: halfBytes}
+	case PrecisionNF4:
+		return regime{weight: 2, quant: nf4BytesPerParam, grad: 2, stateScale: 1, act: halfBytes}
+	default:
+		return regime{weight: 2, quant: 2, grad: 2, stateScale: 0.5, act: halfBytes}
+	}
+}
+
+// Estimate returns the per-GPU memory of w (resolved first, so a raw workload
+// is fine). All sizes are bytes on one GPU.
+func Estimate(w Workload) Breakdown {
+	w = resolve(w, false)
+	m := w.Model
+	r := regimeFor(w.Precision)
+	// scale maps the architecture's own parameter count to w.Params (1 for
+	// catalog models; corrects rounding of scaled ones).
+	scale := float64(w.Params) / math.Max(1, float64(m.ComputeParams()))
+
+	states := modelStates(w, m, r, scale)
+	act := activationBytes(w, m, r) + dequantBufferBytes(w, m)
+	logits := logitsBytes(w, m, r)
+	kv := kvCacheBytes(w, m)
+
+	peak := states.weights + states.grads + states.optim + act + logits + kv
+	var total float64
+	if w.Method == MethodInference && w.Engine == "vllm" {
+		// vLLM reserves gpu_memory_utilization × capacity up front. Total is
+		// the capacity on which it starts and holds the requested batch ×
+		// sequence in its KV cache: (weights + profiled activations +
+		// non-torch memory + KV) / utilisation. nvidia-smi shows ~90% of
+		// any larger card.
+		total = (peak + vllmNonTorchBytes) / vllmUtilization
+	} else {
+		static := states.weights + states.grads + states.optim
+		total = static*(1+staticSlack) + (peak-static)*(1+dynamicSlack) + cudaContextBytes
+		if w.GPUs > 1 {
+			total += multiGPUCommBytes
+		}
+	}
+	b := Breakdown{
+		WeightsBytes:       sat(states.weights),
+		GradientsBytes:     sat(states.grads),
+		OptimizerBytes:     sat(states.optim),
+		ActivationsBytes:   sat(act),
+		LogitsBytes:        sat(logits),
+		KVCacheBytes:       sat(kv),
+		PeakAllocatedBytes: sat(peak),
+		TotalBytes:         sat(total),
+	}
+	b.RuntimeOverheadBytes = max(0, b.TotalBytes-b.PeakAllocatedBytes)
+	return b
+}
+
+// sat converts to int64, saturating instead of overflowing.
+func sat(v float64) int64 {
+	switch {
+	case math.IsNaN(v) || v <= 0:
+		return 0
+	case v >= math.MaxInt64/2:
+		return math.MaxInt64 / 2
+	default:
+		return int64(math.Ceil(v))
+	}
+}
+
+// states is the model-state part of a breakdown.
+type states struct{ weights, grads, optim float64 }
+
+// paramSplit is the parameter count by kind: linear-layer weights inside the
+// blocks (quantised by bitsandbytes), everything else (embeddings, lm_head,
+// norms: kept in 16-bit).
+func paramSplit(m catalog.Model, scale float64) (linear, other float64) {
+	total := float64(m.ComputeParams())
+	other = float64(m.EmbeddingParams()+m.LMHeadParams()) + float64(m.TotalLayers())*2*float64(m.HiddenSize)
+	if m.Position == "learned" {
+		other += float64(m.MaxPositionEmbeddings+m.PositionOffset) * float64(m.HiddenSize)
+	}
+	other = math.Min(other, total)
+	return (total - other) * scale, other * scale
+}
+
+// largestLayerParams is DeepSpeed's largest_layer_params: the biggest single
+// module, gathered whole under ZeRO-3 (usually the embedding).
+func largestLayerParams(m catalog.Model) float64 {
+	h, i := float64(m.HiddenSize), float64(m.IntermediateSize)
+	return math.Max(float64(m.EmbeddingParams()), math.Max(h*i, h*float64(m.AttentionWidth())))
+}
+
+// optimizerStateBytes is the optimizer state per trainable parameter,
+// excluding any fp32 master copy.
+func optimizerStateBytes(w Workload, m catalog.Model, r regime) float64 {
+	switch w.Optimizer {
+	case OptimizerAdamW:
+		return adamStateBytesFP32 * r.stateScale
+	case OptimizerAdamW8bit:
+		return adam8bitStateBytes
+	case OptimizerPagedAdamW8bit:
+		return 0 // in unified memory, outside the allocator (see Resolve's assumption)
+	case OptimizerAdafactor:
+		// Factored second moment: an h×k matrix keeps h+k fp32 values, about
+		// 2/h of a value per parameter; no first moment by default.
+		return fp32Bytes * 2 / math.Max(1, float64(m.HiddenSize))
+	case OptimizerSGD:
+		return sgdMomentumBytesFP32 * r.stateScale
+	default:
+		return 0
+	}
+}
+
+// modelStates computes weights, gradients and optimizer state per GPU:
+// divided by TP×PP, then sharded by ZeRO across the data-parallel GPUs as
+// DeepSpeed's estimate_zero2/3_model_states_mem_needs code does.
+func modelStates(w Workload, m catalog.Model, r regime, scale float64) states {
+	linear, other := paramSplit(m, scale)
+	trainable := float64(w.TrainableParams)
+	frozenLinear := linear
+	if w.Method == MethodFull {
+		frozenLinear = 0
+	}
+	mp := float64(w.TP * w.PP)
+	dp := math.Max(1, float64(w.GPUs)/mp)
+	zero := w.ZeroStage
+	deepspeedMixed := r.amp && zero > 0
+
+	var s states
+	optim := optimizerStateBytes(w, m, r)
+	switch {
+	case w.Method == MethodInference:
+		s.weights = linear*r.quant + other*r.weight // under autocast the fp32 weights stay resident
+	case deepspeedMixed:
+		// DeepSpeed fp16/bf16: 16-bit model and gradients; the optimizer
+		// holds the fp32 master, the fp32 gradient partition and Adam's states.
+		s.weights = (linear + other) * halfBytes
+		s.grads = trainable * halfBytes
+		optim += masterWeightBytes + fp32GradPartitionBytes
+	case w.Method == MethodQLoRA || w.Precision == PrecisionNF4 || w.Precision == PrecisionInt8:
+		s.weights = frozenLinear*r.quant + (linear-frozenLinear+other)*r.weight + adapterBytes(w, r)
+		s.grads = trainable * r.grad
+	default:
+		base := (linear + other) * r.weight
+		if r.amp {
+			// Autocast keeps the 16-bit copies of the matmul weights from
+			// forward until backward has used them.
+			base += linear * halfBytes
+		}
+		s.weights = base + adapterBytes(w, r)
+		s.grads = trainable * r.grad
+	}
+	s.optim = trainable * optim
+
+	s.weights /= mp
+	s.grads /= mp
+	s.optim /= mp
+
+	if zero >= 1 {
+		if w.Offload != OffloadNone {
+			s.optim = 0
+		} else {
+			s.optim /= dp
+		}
+	}
+	if zero >= 2 {
+		if w.Offload != OffloadNone {
+			s.grads = 0
+		} else {
+			s.grads /= dp
+		}
+	}
+	if zero == 3 {
+		// The gathered largest layer: its 16-bit parameters and gradients.
+		ll := largestLayerParams(m) * scale
+		gathered := ll * halfBytes
+		if w.Offload == OffloadParam {
+			s.weights = gathered
+		} else {
+			s.weights = s.weights/dp + gathered
+		}
+		switch {
+		case w.Method == MethodInference:
+			s.grads = 0
+		case deepspeedMixed:
+			// estimate_zero3_model_states_mem_needs: 4·LL + 18Ψ/N, the 18
+			// being the 16-bit parameter shard and the optimizer's 16 B;
+			// gradients are reduced straight into the fp32 partition.
+			s.grads = gathered
+		default:
+			s.grads += gathered // FSDP keeps a 16-bit gradient shard
+		}
+	}
+	return s
+}
+
+// adapterBytes is the LoRA adapters' own weights.
+func adapterBytes(w Workload, r regime) float64 {
+	if w.Method != MethodLoRA && w.Method != MethodQLoRA {
+		return 0
+	}
+	return float64(w.TrainableParams) * r.grad
+}
+
+// dequantBufferBytes is the transient 16-bit copy a bitsandbytes 4/8-bit
+// layer makes of its weight for each matmul (dequantize_4bit, then
+// F.linear): one copy of the largest quantised matrix at a time.
+func dequantBufferBytes(w Workload, m catalog.Model) float64 {
+	if w.Precision != PrecisionNF4 && w.Precision != PrecisionInt8 {
+		return 0
+	}
+	h := float64(m.HiddenSize)
+	largest := math.Max(h*float64(m.IntermediateSize), h*float64(m.AttentionWidth()))
+	return largest * halfBytes / float64(w.TP)
+}

@@ -1,0 +1,296 @@
+package memory
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+)
+
+// Defaults that Resolve fills in, each reported as an assumption.
+const (
+	// DefaultLoRARank and DefaultLoRATargets are PEFT's LoraConfig defaults
+	// (r=8; q_proj and v_proj for Llama-style models), so a plain
+	// `get_peft_model` run prints what we print: 4,194,304 trainable
+	// parameters for Llama-2-7B.
+	DefaultLoRARank    = 8
+	DefaultLoRATargets = "qv"
+	// DefaultSeqLen is the context assumed when none is given: the common
+	// fine-tuning/serving length of 2k tokens, capped at the model's maximum.
+	DefaultSeqLen = 2048
+	// FreezeTrainableLayers is how many last blocks a "freeze" run trains:
+	// LLaMA-Factory's default freeze_trainable_layers=2.
+	FreezeTrainableLayers = 2
+	// defaultParams is the size assumed when neither a model nor a size is given.
+	defaultParams = 7_000_000_000
+)
+
+// Limits on user-controlled sizes so that no arithmetic can overflow and no
+// answer pretends to model a nonsensical job.
+const (
+	maxBatch  = 1 << 20
+	maxSeqLen = 1 << 24
+	maxGPUs   = 1 << 16
+	maxRank   = 1 << 16
+)
+
+// Resolve fills the derived fields of w and the defaults for its zero values.
+// Derived fields (Model from ModelName or Params, Params, TrainableParams) are
+// recomputed on every call, so a caller may change Method or LoRARank on a
+// resolved workload and resolve again. Every default it fills is appended to
+// Assumptions once (Resolve is idempotent). It is a pure function.
+func Resolve(w Workload) Workload { return resolve(w, true) }
+
+// resolve is Resolve; with record false it skips writing the assumptions,
+// which Estimate does not return (it runs hundreds of times per plan).
+func resolve(w Workload, record bool) Workload {
+	if record {
+		w.Assumptions = slices.Clone(w.Assumptions)
+	}
+	note := func(format string, args ...any) {
+		if !record {
+			return
+		}
+		s := fmt.Sprintf(format, args...)
+		if !slices.Contains(w.Assumptions, s) {
+			w.Assumptions = append(w.Assumptions, s)
+		}
+	}
+
+	if w.Model.HiddenSize <= 0 || w.Model.NumLayers <= 0 {
+		m, ok := catalog.Model{}, false
+		if w.ModelName != "" {
+			m, ok = catalog.LookupModel(w.ModelName)
+		}
+		if !ok {
+			if w.Params <= 0 {
+				w.Params = defaultParams
+				if w.ModelName != "" {
+					note("unknown model %q: assumed a 7B model", w.ModelName)
+				} else {
+					note("no model given: assumed a 7B model")
+				}
+			}
+			m = catalog.ModelForSize(w.Params)
+		}
+		w.Model = m
+	}
+	if w.Model.Scaled {
+		note("no published architecture for %s: scaled a Llama-style one (hidden %d, %d layers, %d heads, %d KV heads, vocab %d)",
+			catalog.FormatSize(w.Model.Params), w.Model.HiddenSize, w.Model.NumLayers, w.Model.NumAttentionHeads, w.Model.NumKVHeads, w.Model.VocabSize)
+	}
+	w.Params = w.Model.Params
+	if w.ModelName == "" {
+		w.ModelName = w.Model.Name
+	}
+
+	if !slices.Contains(methods, w.Method) {
+		if w.Method != "" {
+			note("unknown method %q: ignored", w.Method)
+		}
+		w.Method = MethodInference
+		note("method not given: inference")
+	}
+	if !slices.Contains(precisions, w.Precision) {
+		if w.Precision != "" {
+			note("unknown precision %q: ignored", w.Precision)
+		}
+		w.Precision = defaultPrecision(w.Method)
+		note("precision not given: %s", w.Precision)
+	}
+	if !slices.Contains(optimizers, w.Optimizer) {
+		if w.Optimizer != "" {
+			note("unknown optimizer %q: ignored", w.Optimizer)
+		}
+		w.Optimizer = ""
+	}
+	if w.Optimizer == "" {
+		if w.Method == MethodInference {
+			w.Optimizer = OptimizerNone
+		} else {
+			w.Optimizer = OptimizerAdamW
+			note("optimizer not given: adamw")
+		}
+	}
+	if w.Batch <= 0 {
+		w.Batch = 1
+		note("batch size not given: 1 per GPU")
+	}
+	w.Batch = min(w.Batch, maxBatch)
+	if w.SeqLen <= 0 {
+		w.SeqLen = DefaultSeqLen
+		if mp := w.Model.MaxPositionEmbeddings; mp > 0 && mp < w.SeqLen {
+			w.SeqLen = mp
+		}
+		note("sequence length not given: %d tokens", w.SeqLen)
+	}
+	w.SeqLen = min(w.SeqLen, maxSeqLen)
+	w.TP = clamp(w.TP, 1, maxGPUs)
+	w.PP = clamp(w.PP, 1, maxGPUs)
+	if w.GPUs <= 0 {
+		w.GPUs = 1
+	}
+	w.GPUs = min(w.GPUs, maxGPUs)
+	if w.TP*w.PP > w.GPUs {
+		w.GPUs = w.TP * w.PP
+		note("tp×pp needs %d GPUs", w.GPUs)
+	}
+	w.ZeroStage = clamp(w.ZeroStage, 0, 3)
+	if w.Offload != OffloadOptimizer && w.Offload != OffloadParam {
+		w.Offload = OffloadNone
+	}
+	if w.Attention != AttentionFlash && w.Attention != AttentionEager {
+		w.Attention = ""
+	}
+	if w.KVCacheDtype != "fp8" && w.KVCacheDtype != "fp16" {
+		w.KVCacheDtype = ""
+	}
+	if w.Attention == "" {
+		if hasDropout(w.Model) {
+			// BERT/GPT-2/OPT/T5-generation code runs eager attention in most
+			// scripts (T5's position bias rules out flash kernels).
+			w.Attention = AttentionEager
+			note("attention not given: eager (how %s-era code usually runs; T5's position bias rules out flash kernels)", w.Model.Name)
+		} else {
+			w.Attention = AttentionFlash
+			note("attention not given: flash/SDPA (no s² score matrix)")
+		}
+	}
+	if w.Method == MethodInference {
+		if w.KVCacheDtype == "" {
+			w.KVCacheDtype = "fp16"
+		}
+	}
+	if w.Method == MethodLoRA || w.Method == MethodQLoRA {
+		if w.LoRARank <= 0 {
+			w.LoRARank = DefaultLoRARank
+			note("LoRA rank not given: %d (PEFT default)", w.LoRARank)
+		}
+		w.LoRARank = min(w.LoRARank, maxRank)
+		if !validTargets(w.LoRATargets) {
+			w.LoRATargets = DefaultLoRATargets
+			note("LoRA targets not given: q and v projections (PEFT default)")
+		}
+	}
+	if w.Method == MethodFreeze {
+		note("freeze: the last %d blocks are trained, the rest frozen (LLaMA-Factory default)", FreezeTrainableLayers)
+	}
+	if w.Optimizer == OptimizerPagedAdamW8bit && w.Method != MethodInference {
+		note("paged-adamw-8bit: its state lives in CUDA unified memory outside PyTorch's allocator and pages to CPU RAM under pressure, so it is not counted on the GPU")
+	}
+	w.TrainableParams = TrainableParams(w)
+	return w
+}
+
+// The accepted enumeration values (DESIGN.md §3.2).
+var (
+	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodFreeze, MethodInference}
+	precisions = []Precision{PrecisionFP32, PrecisionFP16, PrecisionBF16, PrecisionMixedBF16, PrecisionMixedFP16, PrecisionInt8, PrecisionNF4}
+	optimizers = []Optimizer{OptimizerAdamW, OptimizerAdamW8bit, OptimizerPagedAdamW8bit, OptimizerAdafactor, OptimizerSGD, OptimizerNone}
+)
+
+func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
+
+func validTargets(t string) bool { return t == "qv" || t == "attn" || t == "all" }
+
+// defaultPrecision is the common regime per method: AMP with fp32 master
+// weights for full fine-tuning (HF Trainer bf16=True, Lightning bf16-mixed),
+// 16-bit frozen weights for LoRA and freeze, 4-bit NF4 for QLoRA, bf16 for
+// inference.
+func defaultPrecision(m Method) Precision {
+	switch m {
+	case MethodFull:
+		return PrecisionMixedBF16
+	case MethodQLoRA:
+		return PrecisionNF4
+	default:
+		return PrecisionBF16
+	}
+}
+
+// TrainableParams counts the parameters that get gradients: all for full
+// fine-tuning, the LoRA adapters (from the architecture, rank and targets),
+// the last FreezeTrainableLayers blocks for freeze, none for inference.
+func TrainableParams(w Workload) int64 {
+	m := w.Model
+	switch w.Method {
+	case MethodFull:
+		return w.Params
+	case MethodLoRA, MethodQLoRA:
+		return LoRAParams(m, w.LoRARank, w.LoRATargets)
+	case MethodFreeze:
+		return int64(min(FreezeTrainableLayers, m.NumLayers)) * m.LayerParams()
+	default:
+		return 0
+	}
+}
+
+// loraModule is one adapted linear layer: its input and output widths.
+type loraModule struct{ in, out int64 }
+
+// maxLoRAModules is the most linear layers LoRA adapts in one block
+// (q, k, v, o, gate, up, down).
+const maxLoRAModules = 7
+
+// loraModules lists the linear layers of one block that LoRA adapts for the
+// targets: qv = query and value, attn = q, k, v, o, all = attention and MLP.
+// It fills an array so that Estimate does not allocate.
+func loraModules(m catalog.Model, targets string) ([maxLoRAModules]loraModule, int) {
+	h := int64(m.HiddenSize)
+	q := int64(m.AttentionWidth())
+	kv := int64(m.NumKVHeads) * int64(m.HeadDim)
+	i := int64(m.IntermediateSize)
+	mods := [maxLoRAModules]loraModule{{h, q}, {h, kv}}
+	n := 2
+	if targets == "attn" || targets == "all" {
+		mods[2], mods[3] = loraModule{h, kv}, loraModule{q, h}
+		n = 4
+	}
+	if targets == "all" {
+		mods[4], mods[5] = loraModule{h, i}, loraModule{i, h}
+		n = 6
+		if m.Gated() {
+			mods[6] = loraModule{h, i}
+			n = 7
+		}
+	}
+	return mods, n
+}
+
+// loraBlockParams is rank × (in + out) summed over the adapted layers of a
+// block; in a mixture of experts every expert's MLP gets its own adapters.
+func loraBlockParams(m catalog.Model, rank int, targets string) int64 {
+	mods, n := loraModules(m, targets)
+	var sum int64
+	for k, mod := range mods[:n] {
+		p := int64(rank) * (mod.in + mod.out)
+		if k >= loraAttentionModules && m.NumExperts > 1 {
+			p *= int64(m.NumExperts)
+		}
+		sum += p
+	}
+	return sum
+}
+
+// loraAttentionModules is how many entries of loraModules' array are
+// attention projections (q, v, k, o); the rest are MLP projections.
+const loraAttentionModules = 4
+
+// LoRAParams is the adapter size: rank × (in + out) per adapted matrix, per
+// block. Decoder blocks of encoder-decoder models also adapt the
+// cross-attention's matching projections (PEFT's T5 targets q and v match
+// both attentions).
+func LoRAParams(m catalog.Model, rank int, targets string) int64 {
+	if !validTargets(targets) {
+		targets = DefaultLoRATargets
+	}
+	n := int64(m.NumLayers) * loraBlockParams(m, rank, targets)
+	if m.Family == catalog.FamilyEncoderDecoder {
+		cross := "qv"
+		if targets != "qv" {
+			cross = "attn"
+		}
+		n += int64(m.NumDecoderLayers) * (loraBlockParams(m, rank, targets) + loraBlockParams(m, rank, cross))
+	}
+	return n
+}

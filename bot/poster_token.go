@@ -1,0 +1,24 @@
+package bot
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+// NewTokenPoster is a Poster for one-off posts outside `serve` (the
+// `vrambot digest` command): a bot token and the Web API base URL
+// (VRAMBOT_SLACK_API_URL) are all it needs.
+func NewTokenPoster(botToken, apiURL string, log *slog.Logger) *Poster {
+	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second}), slack.OptionRetry(3)}
+	if apiURL != "" {
+		if !strings.HasSuffix(apiURL, "/") {
+			apiURL += "/" // OptionAPIURL expects the trailing slash
+		}
+		opts = append(opts, slack.OptionAPIURL(apiURL))
+	}
+	return NewPoster(slack.New(botToken, opts...), 0, log)
+}

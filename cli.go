@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/vrambot/vrambot/config"
+)
+
+const usage = `vrambot — GPU memory answers for ML teams
+
+usage:
+  vrambot vram    [--json] QUERY...          estimate, staged fixes, best-priced GPUs
+  vrambot oom     [--json] [FILE|-]          parse and diagnose an OOM paste (stdin by default)
+  vrambot prices  [--json] [--refresh] [--gpu NAME] [--min-memory 24GiB]
+  vrambot digest  [--json] [--dry-run] [--window 24h] [--at RFC3339]
+  vrambot serve                              the Slack bot (+ cron jobs)
+  vrambot manifest                           print the Slack app manifest for this config
+
+examples:
+  vrambot vram 7b lora a100
+  vrambot vram llama-3-8b qlora bs=4 seq=4096 4090
+  pbpaste | vrambot oom
+`
+
+// usageError is bad input or usage: exit status 2 with a one-line reason and
+// a suggestion (DESIGN.md §3.1).
+type usageError struct {
+	reason, hint string
+}
+
+func (e *usageError) Error() string {
+	if e.hint == "" {
+		return e.reason
+	}
+	return e.reason + " — " + e.hint
+}
+
+func usagef(hint, format string, args ...any) error {
+	return &usageError{reason: fmt.Sprintf(format, args...), hint: hint}
+}
+
+// env is what every subcommand gets.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lookup         config.Lookup
+}
+
+var subcommands = []string{"vram", "oom", "prices", "digest", "serve", "manifest", "help"}
+
+// run executes one CLI invocation and returns the process exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup config.Lookup) int {
+	e := env{stdin: stdin, stdout: stdout, stderr: stderr, lookup: lookup}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch name, rest := args[0], args[1:]; name {
+	case "vram":
+		err = runVRAM(ctx, e, rest)
+	case "oom":
+		err = runOOM(ctx, e, rest)
+	case "prices":
+		err = runPrices(ctx, e, rest)
+	case "digest":
+		err = runDigest(ctx, e, rest)
+	case "serve":
+		err = runServe(ctx, e, rest)
+	case "manifest":
+		err = runManifest(ctx, e, rest)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		hint := "run 'vrambot help' for the commands"
+		if s := closest(name, subcommands); s != "" {
+			hint = fmt.Sprintf("did you mean 'vrambot %s'?", s)
+		}
+		err = usagef(hint, "unknown command %q", name)
+	}
+	return exitStatus(err, stderr)
+}
+
+// exitStatus prints err (one line) and maps it to the §3.1 exit status.
+func exitStatus(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	fmt.Fprintf(stderr, "vrambot: %s\n", msg)
+	if isUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+// parseFlags parses flags that may appear before, between or after the
+// positional arguments ("vrambot vram 7b lora --json").
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usagef("run 'vrambot help' for the flags", "%s: %v", fs.Name(), err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// closest returns the candidate within edit distance 2 of s, or "".
+func closest(s string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func isUsage(err error) bool {
+	var ue *usageError
+	return errors.As(err, &ue) || isInputError(err)
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/vrambot/vrambot/bot"
+	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/config"
+	"github.com/vrambot/vrambot/digest"
+	"github.com/vrambot/vrambot/pricing"
+	"github.com/vrambot/vrambot/pricing/source"
+	"github.com/vrambot/vrambot/reply"
+	"github.com/vrambot/vrambot/store"
+)
+
+// app is everything the subcommands share, built once from the config.
+type app struct {
+	cfg    config.Config
+	store  store.Store
+	book   *pricing.Book
+	events *digest.EventLog
+	log    *slog.Logger
+}
+
+// newApp loads the configuration and wires the store and price book. With
+// no REDIS_URL the store is in memory and prices come from the embedded
+// snapshot, so every CLI command works with no services.
+func newApp(e env) (*app, error) {
+	cfg, err := config.FromEnv(e.lookup)
+	if err != nil {
+		return nil, &usageError{reason: "configuration: " + err.Error(), hint: "fix the variable named above (see README, Configuration)"}
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, err := store.Open(cfg.RedisURL.Value())
+	if err != nil {
+		return nil, fmt.Errorf("opening the store: %w", err)
+	}
+	sources, err := source.FromSpec(cfg.PriceSources, &http.Client{Timeout: 60 * time.Second})
+	if err != nil {
+		st.Close()
+		return nil, &usageError{reason: "VRAMBOT_PRICE_SOURCES: " + err.Error(), hint: "e.g. embedded,gpuhunt:aws,azure"}
+	}
+	book := pricing.NewBook(st, sources, source.Embedded(), pricing.WithLogger(log))
+	return &app{cfg: cfg, store: st, book: book, events: digest.NewEventLog(st), log: log}, nil
+}
+
+func (a *app) Close() error { return a.store.Close() }
+
+// commandSet adapts the commands package to the bot's Commands interface.
+type commandSet struct{ offers commands.OfferFinder }
+
+func (c commandSet) VRAM(ctx context.Context, query string) (reply.Reply, error) {
+	return commands.VRAM(ctx, query, c.offers)
+}
+
+func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bool) {
+	r := commands.OOM(ctx, text, c.offers)
+	res, ok := r.Result.(commands.OOMResult)
+	return r, ok && res.Detected
+}
+
+// gpuHourPricer prices idle GPU-hours for the digest from the cached offers:
+// the cheapest on-demand $/GPU-hour for the GPU model DCGM reports.
+type gpuHourPricer struct {
+	cheapest map[string]pricing.Offer // by catalog key
+}
+
+func newGPUHourPricer(ctx context.Context, book *pricing.Book) gpuHourPricer {
+	p := gpuHourPricer{cheapest: map[string]pricing.Offer{}}
+	offers, _, err := book.Offers(ctx)
+	if err != nil {
+		return p
+	}
+	for _, o := range offers {
+		if o.Spot || o.PricePerGPUHourUSD <= 0 {
+			continue
+		}
+		if best, ok := p.cheapest[o.GPUKey]; !ok || o.PricePerGPUHourUSD < best.PricePerGPUHourUSD {
+			p.cheapest[o.GPUKey] = o
+		}
+	}
+	return p
+}
+
+func (p gpuHourPricer) PricePerGPUHour(modelName string) (float64, string, bool) {
+	gpu, ok := source.NormalizeGPU(modelName, 0)
+	if !ok {
+		return 0, "", false
+	}
+	o, ok := p.cheapest[gpu.Key]
+	if !ok {
+		return 0, "", false
+	}
+	return o.PricePerGPUHourUSD, fmt.Sprintf("cheapest on-demand %s at %s (%s, as of %s)", gpu.Name, o.Provider, o.Source, o.AsOf), true
+}
+
+// scheduler builds the digest scheduler; poster may be nil for dry runs.
+// window 0 means the digest default.
+func (a *app) scheduler(ctx context.Context, poster digest.Poster, window time.Duration) (*digest.Scheduler, error) {
+	cfg := digest.SchedulerConfig{
+		Window:   window,
+		Spec:     a.cfg.DigestCron,
+		Location: a.cfg.Location,
+		Channel:  a.cfg.DigestChannel,
+		Store:    a.store,
+		Events:   a.events,
+		Pricer:   newGPUHourPricer(ctx, a.book),
+		Logger:   a.log,
+	}
+	if poster != nil {
+		cfg.Poster = poster
+	}
+	if a.cfg.PrometheusURL != "" {
+		prom, err := digest.NewPrometheus(a.cfg.PrometheusURL)
+		if err != nil {
+			return nil, fmt.Errorf("VRAMBOT_PROMETHEUS_URL: %w", err)
+		}
+		cfg.Metrics = prom
+	}
+	return digest.NewScheduler(cfg)
+}
+
+func isInputError(err error) bool {
+	var qe *commands.QueryError
+	return errors.As(err, &qe)
+}
+
+// recordOOM appends every OOM the bot answered to the digest's event log:
+// parsed fields only, never the pasted text.
+func recordOOM(log *digest.EventLog) bot.OOMRecorder {
+	return func(ctx context.Context, seen bot.OOMSeen) error {
+		ev := digest.OOMEvent{At: seen.At, Channel: seen.Channel, ThreadTS: seen.ThreadTS, Permalink: seen.Permalink}
+		if res, ok := seen.Result.(commands.OOMResult); ok {
+			ev.Framework, ev.Format, ev.Phase = res.Framework, res.Format, res.Phase
+			if res.Device != nil {
+				ev.Device = *res.Device
+			}
+			if len(res.Diagnosis.Causes) > 0 {
+				ev.Cause = res.Diagnosis.Causes[0].ID
+			}
+			ev.TriedBytes, ev.TotalBytes = res.TriedToAllocateBytes, res.TotalCapacityBytes
+		}
+		return log.Record(ctx, ev)
+	}
+}
