@@ -1,0 +1,81 @@
+package source
+
+import (
+	"github.com/vrambot/vrambot/pricing"
+)
+
+// Columns of the price-list CSV: the embedded snapshot's header, which custom
+// CSV price lists reuse. gpu_memory_gb, spot_price_per_hour_usd, region,
+// source and date may be left out of a custom list.
+const (
+	colProvider  = "provider"
+	colInstance  = "instance_type"
+	colGPU       = "gpu"
+	colGPUCount  = "gpu_count"
+	colGPUMemory = "gpu_memory_gb"
+	colPrice     = "price_per_hour_usd"
+	colSpotPrice = "spot_price_per_hour_usd"
+	colRegion    = "region"
+	colRowSource = "source"
+	colDate      = "date"
+)
+
+// priceListLabel makes an offer's Source from the row's date and source cell.
+type priceListLabel func(date, rowSource string) string
+
+// parsePriceListCSV reads a CSV with the snapshot's header. A row with a spot
+// price gives a second, spot offer. Rows without a date get defaultAsOf.
+func parsePriceListCSV(data []byte, defaultAsOf string, label priceListLabel) (pricing.Fetched, error) {
+	t, err := newCSVTable(data, colProvider, colInstance, colGPU, colGPUCount, colPrice)
+	if err != nil {
+		return pricing.Fetched{}, err
+	}
+	var c collector
+	for {
+		rec, malformed, ok := t.next()
+		if !ok {
+			break
+		}
+		if malformed {
+			c.drop()
+			continue
+		}
+		count, okCount := parseCount(t.get(rec, colGPUCount))
+		price, okPrice := parsePrice(t.get(rec, colPrice))
+		if !okCount || !okPrice {
+			c.drop()
+			continue
+		}
+		date := t.get(rec, colDate)
+		if date == "" {
+			date = defaultAsOf
+		}
+		r := row{
+			provider: t.get(rec, colProvider),
+			instance: t.get(rec, colInstance),
+			gpuName:  t.get(rec, colGPU),
+			memoryGB: parseFloat(t.get(rec, colGPUMemory)),
+			count:    count,
+			price:    price,
+			region:   t.get(rec, colRegion),
+			asOf:     date,
+			source:   label(date, t.get(rec, colRowSource)),
+		}
+		r.hint = r.instance
+		if r.provider == "" {
+			c.drop()
+			continue
+		}
+		c.add(r)
+		if cell := t.get(rec, colSpotPrice); cell != "" {
+			spot, ok := parsePrice(cell)
+			if !ok {
+				c.drop()
+				continue
+			}
+			r.price, r.spot = spot, true
+			c.add(r)
+		}
+	}
+	return c.fetched, nil
+}
