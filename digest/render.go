@@ -1,0 +1,316 @@
+package digest
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vrambot/vrambot/reply"
+)
+
+// ReplyKind is the reply.Reply Kind of every digest message.
+const ReplyKind = "digest"
+
+// AllClear reports whether there is nothing to act on: metrics and the OOM
+// log were read, GPUs were seen, none ran near OOM, idled while holding
+// memory or stopped reporting, and nobody pasted an OOM.
+func (d Digest) AllClear() bool {
+	return d.DataQuality.Prometheus == StatusOK && d.DataQuality.OOMLog == StatusOK && d.GPUsSeen > 0 &&
+		len(d.NearOOM) == 0 && len(d.IdleHolding) == 0 && d.OOMEvents.Total == 0 && len(d.DataQuality.StoppedReporting) == 0
+}
+
+// Reply is the digest's main Slack message: headline and key numbers, the
+// suggestions, and a footer on data freshness and gaps. Details go in
+// ThreadReplies. Result carries d for --json.
+func (d Digest) Reply() reply.Reply {
+	loc := d.Window.End.Location()
+	r := reply.Reply{
+		Kind:   ReplyKind,
+		Title:  fmt.Sprintf("GPU memory digest: %s → %s", d.Window.Start.In(loc).Format("Mon 2 Jan 15:04"), d.Window.End.Format("Mon 2 Jan 15:04 MST")),
+		Result: d,
+	}
+	r.Summary = d.headline()
+	if d.DataQuality.Prometheus == StatusOK && d.GPUsSeen > 0 && !d.AllClear() {
+		r.Fields = d.keyNumbers()
+	}
+	if len(d.Suggestions) > 0 {
+		r.Sections = append(r.Sections, reply.Section{Title: "Suggestions", Items: d.Suggestions})
+	}
+	r.Context = d.footer()
+	return r
+}
+
+func (d Digest) headline() string {
+	if d.AllClear() {
+		return fmt.Sprintf("All clear: %s seen, none above 95%% memory, none idle while holding memory, no OOMs pasted in Slack.", plural(d.GPUsSeen, "GPU"))
+	}
+	var head string
+	switch {
+	case d.DataQuality.Prometheus == StatusNotConfigured:
+		head = "Prometheus is not configured, so this digest has no GPU metrics"
+	case d.DataQuality.Prometheus != StatusOK:
+		head = "Prometheus could not be queried, so this digest has no GPU metrics"
+	case d.GPUsSeen == 0:
+		head = "Prometheus has no dcgm-exporter data for this window"
+	default:
+		var parts []string
+		if n := len(d.NearOOM); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d near OOM", n))
+		}
+		if n := len(d.IdleHolding); n > 0 {
+			s := fmt.Sprintf("%d idle while holding memory (%s GPU-hours", n, formatNumber(d.Fleet.IdleGPUHours))
+			if d.Fleet.IdleUSD != nil {
+				s += ", " + formatUSD(*d.Fleet.IdleUSD)
+			}
+			parts = append(parts, s+")")
+		}
+		if n := len(d.DataQuality.StoppedReporting); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d stopped reporting", n))
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "none near OOM or idle while holding memory")
+		}
+		head = fmt.Sprintf("%s seen: %s", plural(d.GPUsSeen, "GPU"), strings.Join(parts, ", "))
+	}
+	switch {
+	case d.DataQuality.OOMLog == StatusNotConfigured:
+		return head + "; no OOM log is configured."
+	case d.DataQuality.OOMLog != StatusOK:
+		return head + "; the OOM log could not be read."
+	case d.OOMEvents.Total == 0:
+		return head + "; no OOMs pasted in Slack."
+	}
+	return fmt.Sprintf("%s; %s pasted in Slack.", head, plural(d.OOMEvents.Total, "OOM"))
+}
+
+func (d Digest) keyNumbers() []reply.Field {
+	fs := []reply.Field{
+		{Label: "GPUs seen", Value: strconv.Itoa(d.GPUsSeen)},
+		{Label: "Fleet memory", Value: fmt.Sprintf("peak %s, average %s", formatRatio(d.Fleet.PeakUsedRatio), formatRatio(d.Fleet.AvgUsedRatio))},
+	}
+	if len(d.NearOOM) > 0 {
+		n := d.NearOOM[0]
+		fs = append(fs, reply.Field{Label: "Near OOM", Value: fmt.Sprintf("%d (worst: %s, %s at or above 95%%)", len(d.NearOOM), refName(n.GPURef), formatHours(n.HoursAbove95))})
+	}
+	if len(d.IdleHolding) > 0 {
+		v := fmt.Sprintf("%d, %s GPU-hours", len(d.IdleHolding), formatNumber(d.Fleet.IdleGPUHours))
+		if d.Fleet.IdleUSD != nil {
+			v += ", " + formatUSD(*d.Fleet.IdleUSD)
+		}
+		fs = append(fs, reply.Field{Label: "Idle holding memory", Value: v})
+	}
+	if d.OOMEvents.Total > 0 {
+		v := strconv.Itoa(d.OOMEvents.Total)
+		if c, n := topCause(d.OOMEvents.ByCause); n > 0 {
+			v += fmt.Sprintf(" (%d %s)", n, c)
+		}
+		fs = append(fs, reply.Field{Label: "OOMs pasted", Value: v})
+	}
+	return fs
+}
+
+// footer says how fresh the data is and what is missing.
+func (d Digest) footer() []string {
+	dq := d.DataQuality
+	loc := d.Window.End.Location()
+	var out []string
+	switch dq.Prometheus {
+	case StatusOK:
+		out = append(out, fmt.Sprintf("Data: dcgm-exporter via Prometheus up to %s, in %s buckets.", d.Window.End.Format("Mon 15:04 MST"), dq.Step))
+	case StatusNotConfigured:
+		out = append(out, "No GPU metrics: set VRAMBOT_PROMETHEUS_URL to a Prometheus that scrapes dcgm-exporter.")
+	default:
+		out = append(out, "No GPU metrics: Prometheus "+strings.ReplaceAll(dq.Prometheus, "_", " ")+" ("+truncate(dq.PrometheusError, 200)+").")
+	}
+	switch dq.OOMLog {
+	case StatusNotConfigured:
+		out = append(out, "No OOM log: the bot's store is not configured.")
+	case StatusUnavailable:
+		out = append(out, "OOM log unavailable ("+truncate(dq.OOMLogError, 200)+").")
+	}
+	var gaps []string
+	for _, s := range dq.StoppedReporting {
+		gaps = append(gaps, fmt.Sprintf("%s stopped reporting at %s", refName(s.GPURef), s.LastSeen.In(loc).Format("Mon 15:04")))
+	}
+	gaps = append(gaps, dq.MissingMetrics...)
+	if len(gaps) > 0 {
+		out = append(out, "Gaps: "+strings.Join(gaps, "; ")+".")
+	}
+	if !d.AllClear() && (len(d.NearOOM)+len(d.IdleHolding)+d.OOMEvents.Total+len(d.TopConsumers)) > 0 {
+		out = append(out, "Details in the thread.")
+	}
+	return out
+}
+
+// ThreadReplies are the details posted in the main message's thread, one
+// message per topic; an all-clear digest has none.
+func (d Digest) ThreadReplies() []reply.Reply {
+	if d.AllClear() {
+		return nil
+	}
+	loc := d.Window.End.Location()
+	var out []reply.Reply
+	add := func(title string, s reply.Section) {
+		out = append(out, reply.Reply{Kind: ReplyKind, Title: title, Sections: []reply.Section{s}})
+	}
+	if len(d.NearOOM) > 0 {
+		var items []string
+		for _, n := range d.NearOOM {
+			items = append(items, fmt.Sprintf("%s%s%s: peak %s (%s of %s), %s at or above 95%%",
+				refName(n.GPURef), modelSuffix(n.Model), ownerSuffix(n.Owner), formatRatio(n.PeakUsedRatio),
+				formatBytes(n.PeakUsedBytes), formatBytes(n.TotalBytes), formatHours(n.HoursAbove95)))
+		}
+		add("Near OOM", reply.Section{Text: "GPUs whose memory reached 95% of capacity. A job that died of OOM never shows 100%: the failing allocation is never resident.", Items: items})
+	}
+	if len(d.IdleHolding) > 0 {
+		var items []string
+		for _, h := range d.IdleHolding {
+			s := fmt.Sprintf("%s%s%s: idle %s holding %s, %s GPU-hours", refName(h.GPURef), modelSuffix(h.Model), ownerSuffix(h.Owner),
+				formatHours(h.IdleHours), formatBytes(h.MemoryHeldBytes), formatNumber(h.GPUHours))
+			if h.USD != nil {
+				s += fmt.Sprintf(", %s (%s)", formatUSD(*h.USD), h.PriceSource)
+			}
+			items = append(items, s)
+		}
+		add("Idle while holding memory", reply.Section{Text: "Under 5% engine activity while holding at least 1 GiB.", Items: items})
+	}
+	if len(d.TopConsumers) > 0 {
+		var items []string
+		for _, c := range d.TopConsumers {
+			items = append(items, fmt.Sprintf("%s (%s): %s GiB-hours on %s", c.Name, c.Kind, formatNumber(c.MemoryGiBHours), plural(c.GPUs, "GPU")))
+		}
+		add("Top consumers", reply.Section{Text: "GPU memory used over the window.", Items: items})
+	}
+	if d.OOMEvents.Total > 0 {
+		var items []string
+		for _, t := range d.OOMEvents.Threads {
+			s := t.At.In(loc).Format("Mon 15:04") + " " + joinNonEmpty(", ", t.Framework, t.Format, causeText(t.Cause), t.Device)
+			if t.TriedBytes != nil {
+				s += ", tried " + formatBytes(*t.TriedBytes)
+			}
+			switch {
+			case t.Permalink != "":
+				s += ": " + t.Permalink
+			case t.Channel != "":
+				s += ": channel " + t.Channel
+			}
+			items = append(items, s)
+		}
+		text := "By cause: " + formatCounts(d.OOMEvents.ByCause) + ". By format: " + formatCounts(d.OOMEvents.ByFormat) + "."
+		if n := d.OOMEvents.Total - len(d.OOMEvents.Threads); n > 0 {
+			text += fmt.Sprintf(" The %d oldest are not listed.", n)
+		}
+		add(fmt.Sprintf("OOMs pasted in Slack (%d)", d.OOMEvents.Total), reply.Section{Text: text, Items: items})
+	}
+	if dq := d.DataQuality; len(dq.MissingMetrics)+len(dq.StoppedReporting)+len(dq.Labels) > 0 {
+		var items []string
+		for _, s := range dq.StoppedReporting {
+			items = append(items, fmt.Sprintf("%s stopped reporting: last sample %s", refName(s.GPURef), s.LastSeen.In(loc).Format("Mon 15:04 MST")))
+		}
+		items = append(items, dq.MissingMetrics...)
+		for _, l := range dq.Labels {
+			items = append(items, "Labels: "+l)
+		}
+		add("Data quality", reply.Section{Items: items})
+	}
+	return out
+}
+
+func causeText(c string) string {
+	if c == "" {
+		return ""
+	}
+	return "cause " + c
+}
+
+func modelSuffix(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " (" + m + ")"
+}
+
+func ownerSuffix(o string) string {
+	if o == "" {
+		return ", owner unknown"
+	}
+	return ", " + o
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, sep)
+}
+
+// formatCounts is "fragmentation 2, batch-too-large 1" (largest first).
+func formatCounts(m map[string]int) string {
+	keys := sortedKeys(m)
+	var parts []string
+	for len(keys) > 0 {
+		best := 0
+		for i, k := range keys {
+			if m[k] > m[keys[best]] {
+				best = i
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", keys[best], m[keys[best]]))
+		keys = append(keys[:best], keys[best+1:]...)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatDuration is "24h", "5m", "1h30m": time.Duration.String without zero units.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// formatHours is "6 h", "1.5 h" or "45 min".
+func formatHours(h float64) string {
+	if h < 1 {
+		return fmt.Sprintf("%.0f min", h*60)
+	}
+	return formatNumber(h) + " h"
+}
+
+// formatNumber prints at most one decimal and drops a trailing ".0".
+func formatNumber(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
+// formatBytes uses binary units, as nvidia-smi and PyTorch do.
+func formatBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return formatNumber(float64(b)/(1<<30)) + " GiB"
+	case b >= 1<<20:
+		return formatNumber(float64(b)/(1<<20)) + " MiB"
+	}
+	return strconv.FormatInt(b, 10) + " B"
+}
+
+func formatRatio(r float64) string { return formatNumber(r*100) + "%" }
+
+func formatUSD(v float64) string { return fmt.Sprintf("$%.2f", v) }
+
+// truncate cuts s to n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
