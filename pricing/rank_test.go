@@ -162,7 +162,7 @@ func TestRankCostToFinish(t *testing.T) {
 	market := []pricing.Offer{
 		offer("A10G", 1, 1.006, false),
 		offer("H100-SXM", 1, 2.49, false),
-		offer("V100-32GB", 1, 0.55, false), // no known bf16 speed: no cost to finish
+		offer("V100-32GB", 1, 0.55, false), // fp16 tensor speed (no bf16)
 	}
 	req := pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 1}
 
@@ -173,7 +173,7 @@ func TestRankCostToFinish(t *testing.T) {
 
 	req.TrainFLOPs = 6 * 7e9 * 1e9 // 7B params, 1B tokens
 	ranked := pricing.Rank(market, req, catalog.GPUs())
-	if got, want := summary(ranked), []string{"H100-SXM 1x $2.49", "A10G 1x $1.01", "V100-32GB 1x $0.55"}; !slices.Equal(got, want) {
+	if got, want := summary(ranked), []string{"H100-SXM 1x $2.49", "V100-32GB 1x $0.55", "A10G 1x $1.01"}; !slices.Equal(got, want) {
 		t.Fatalf("with a job size: %v, want %v (cost to finish flips the order)", got, want)
 	}
 	h100, _ := catalog.LookupGPU("H100-SXM")
@@ -185,8 +185,8 @@ func TestRankCostToFinish(t *testing.T) {
 	if math.Abs(*o.HoursToFinish-wantHours) > 1e-9 || math.Abs(*o.CostToFinishUSD-wantHours*2.49) > 1e-9 {
 		t.Errorf("H100: %.3f h, $%.2f; want %.3f h, $%.2f", *o.HoursToFinish, *o.CostToFinishUSD, wantHours, wantHours*2.49)
 	}
-	if last := ranked[2]; last.HoursToFinish != nil || last.CostToFinishUSD != nil {
-		t.Errorf("V100 has a cost to finish although its bf16 speed is unknown")
+	if v100 := ranked[1]; v100.HoursToFinish == nil || math.Abs(*v100.HoursToFinish-wantHours*989.4/125) > 1e-6 {
+		t.Errorf("V100 hours to finish should use its fp16 tensor speed (125 TFLOPS)")
 	}
 	// Eight GPUs finish eight times faster for eight times the hourly price.
 	eight := pricing.Rank([]pricing.Offer{offer("H100-SXM", 8, 8*2.49, false)}, req, catalog.GPUs())
