@@ -1,0 +1,311 @@
+package commands_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/pricing"
+	"github.com/vrambot/vrambot/reply"
+	"github.com/vrambot/vrambot/store"
+)
+
+// The -update flag rewrites golden files. Other test files of this package
+// may declare it too; package variables are initialised before init runs,
+// so registering it here only when absent never collides.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata/")
+	}
+}
+
+func updatingPricesGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// checkPricesGolden compares got with testdata/name, or rewrites it with -update.
+func checkPricesGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if updatingPricesGolden() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// pricesFakeSource is a fixed pricing.Source.
+type pricesFakeSource struct {
+	name   string
+	offers []pricing.Offer
+	err    error
+}
+
+func (s *pricesFakeSource) Name() string { return s.name }
+func (s *pricesFakeSource) Fetch(context.Context) (pricing.Fetched, error) {
+	return pricing.Fetched{Offers: s.offers, Dropped: 1}, s.err
+}
+
+func pricesOffer(provider, instance, gpuKey string, count int, perHour float64, spot bool, region, asOf string) pricing.Offer {
+	g, ok := catalog.LookupGPU(gpuKey)
+	if !ok {
+		panic("unknown GPU " + gpuKey)
+	}
+	return pricing.Offer{
+		Provider: provider, InstanceType: instance, GPU: g.Name, GPUKey: g.Key, GPUCount: count,
+		GPUMemoryBytes: g.MemoryBytes, PricePerHourUSD: perHour, PricePerGPUHourUSD: perHour / float64(count),
+		Spot: spot, Region: region, AsOf: asOf, Source: "test " + provider,
+	}
+}
+
+func pricesSnapshot() *pricesFakeSource {
+	return &pricesFakeSource{name: "embedded", offers: []pricing.Offer{
+		pricesOffer("aws", "g5.xlarge", "A10G", 1, 1.006, false, "us-east-1", "2026-01-21"),
+		pricesOffer("aws", "p4de.24xlarge", "A100-80GB", 8, 40.96, false, "us-east-1", "2026-01-21"),
+		pricesOffer("lambda", "gpu_1x_a100_sxm4", "A100-80GB", 1, 1.29, false, "us-east-1", "2026-09-20"),
+		pricesOffer("runpod", "RTX 4090 community", "RTX4090", 1, 0.34, false, "US", "2026-09-25"),
+		pricesOffer("vast", "2x-RTX_3090", "RTX3090", 2, 0.33, false, "Germany, DE, EU", "2026-11-29"),
+		pricesOffer("gcp", "a2-ultragpu-1g", "A100-80GB", 1, 1.57, true, "us-central1", "2026-11-29"),
+		pricesOffer("hyperstack", "gpu_1x_a6000", "RTXA6000", 1, 0.50, false, "canada-1", "2026-11-09"),
+		pricesOffer("lambda", "gpu_1x_h100_sxm5", "H100-SXM", 1, 2.99, false, "us-east-1", "2026-09-20"),
+	}}
+}
+
+var pricesQuietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func pricesClock() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
+
+// pricesOfflineBook is the default CLI setup: no Redis, embedded snapshot only.
+func pricesOfflineBook() *pricing.Book {
+	emb := pricesSnapshot()
+	return pricing.NewBook(store.NewMemory(), []pricing.Source{emb}, emb,
+		pricing.WithClock(pricesClock), pricing.WithLogger(pricesQuietLog))
+}
+
+// pricesCachedBook has a fresh gpuhunt source and a failed one in its cache.
+func pricesCachedBook(t *testing.T) *pricing.Book {
+	t.Helper()
+	st := store.NewMemory()
+	hunt := &pricesFakeSource{name: "gpuhunt:aws", offers: []pricing.Offer{
+		pricesOffer("aws", "p5.48xlarge", "H100-SXM", 8, 55.04, false, "us-east-1", "2026-11-29"),
+		pricesOffer("aws", "p4d.24xlarge", "A100-40GB", 8, 21.96, false, "us-east-1", "2026-11-29"),
+		pricesOffer("aws", "p4d.24xlarge", "A100-40GB", 8, 9.83, true, "us-east-2", "2026-11-29"),
+	}}
+	azure := &pricesFakeSource{name: "azure", offers: []pricing.Offer{
+		pricesOffer("azure", "Standard_NC24ads_A100_v4", "A100-80GB", 1, 3.67, false, "eastus", "2026-11-28"),
+	}}
+	earlier := func() time.Time { return pricesClock().Add(-4 * time.Hour) }
+	pricing.NewBook(st, []pricing.Source{hunt, azure}, nil, pricing.WithClock(earlier), pricing.WithLogger(pricesQuietLog)).Refresh(t.Context())
+	azure.err = errors.New("azure retail prices: HTTP 503")
+	pricing.NewBook(st, []pricing.Source{hunt, azure}, nil, pricing.WithClock(pricesClock), pricing.WithLogger(pricesQuietLog)).Refresh(t.Context())
+	return pricing.NewBook(st, []pricing.Source{hunt, azure}, pricesSnapshot(),
+		pricing.WithClock(func() time.Time { return pricesClock().Add(90 * time.Minute) }), pricing.WithLogger(pricesQuietLog))
+}
+
+func TestPricesGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		book func(t *testing.T) *pricing.Book
+		q    commands.PricesQuery
+	}{
+		{"offline-all", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{}},
+		{"offline-a100", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{GPU: "a100"}},
+		{"offline-min-48gib", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{MinMemoryBytes: 48 << 30}},
+		{"offline-none", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{GPU: "h200"}},
+		{"cached-stale", pricesCachedBook, commands.PricesQuery{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := commands.Prices(t.Context(), tt.book(t), tt.q)
+			if err != nil {
+				t.Fatalf("Prices: %v", err)
+			}
+			if r.Kind != "prices" || r.Title == "" || r.Summary == "" {
+				t.Errorf("reply lacks kind, title or summary: %+v", r)
+			}
+			checkPricesGolden(t, "prices-"+tt.name+".txt", []byte(reply.Text(r)))
+			js, err := json.MarshalIndent(r.Result, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPricesGolden(t, "prices-"+tt.name+".json", append(js, '\n'))
+		})
+	}
+}
+
+// TestPricesJSONShape pins the JSON field names of `prices --json`.
+func TestPricesJSONShape(t *testing.T) {
+	r, err := commands.Prices(t.Context(), pricesOfflineBook(), commands.PricesQuery{GPU: "4090"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(r.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Offers  []map[string]any `json:"offers"`
+		Sources []map[string]any `json:"sources"`
+	}
+	if err := json.Unmarshal(js, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Offers) != 1 || len(got.Sources) != 1 {
+		t.Fatalf("got %d offers, %d sources; want 1 and 1: %s", len(got.Offers), len(got.Sources), js)
+	}
+	for _, k := range []string{"provider", "instance_type", "gpu", "gpu_count", "gpu_memory_bytes", "price_per_hour_usd",
+		"price_per_gpu_hour_usd", "spot", "requested", "region", "as_of", "source", "hours_to_finish", "cost_to_finish_usd"} {
+		if _, ok := got.Offers[0][k]; !ok {
+			t.Errorf("offer lacks %q: %s", k, js)
+		}
+	}
+	for _, k := range []string{"name", "fetched_at", "offers", "error"} {
+		if _, ok := got.Sources[0][k]; !ok {
+			t.Errorf("source lacks %q: %s", k, js)
+		}
+	}
+}
+
+func TestPricesBadInput(t *testing.T) {
+	tests := []struct {
+		q              commands.PricesQuery
+		wantReason     string
+		wantSuggestion string
+	}{
+		{commands.PricesQuery{GPU: "a1000"}, `unknown GPU "a1000"`, "a100"},
+		{commands.PricesQuery{GPU: "h10"}, `unknown GPU "h10"`, "h100"},
+		{commands.PricesQuery{GPU: "quantum-toaster"}, `unknown GPU "quantum-toaster"`, ""},
+		{commands.PricesQuery{GPU: "\x1b[31m" + strings.Repeat("x", 100)}, `unknown GPU "?[31mxxxxxxxxxxxxxxxxxxx…"`, ""},
+		{commands.PricesQuery{MinMemoryBytes: -1}, "minimum memory must not be negative", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wantReason, func(t *testing.T) {
+			_, err := commands.Prices(t.Context(), pricesOfflineBook(), tt.q)
+			qe, ok := errors.AsType[*commands.QueryError](err)
+			if !ok {
+				t.Fatalf("error = %v (%T), want a *QueryError", err, err)
+			}
+			if !strings.HasPrefix(qe.Reason, tt.wantReason) || qe.Suggestion != tt.wantSuggestion {
+				t.Errorf("error = %+v, want reason %q, suggestion %q", qe, tt.wantReason, tt.wantSuggestion)
+			}
+			if len(qe.Error()) > 120 || strings.ContainsRune(qe.Error(), 0x1b) {
+				t.Errorf("error message not short and printable: %q", qe.Error())
+			}
+		})
+	}
+}
+
+func TestPricesNoPricesAtAll(t *testing.T) {
+	book := pricing.NewBook(store.NewMemory(), nil, nil, pricing.WithLogger(pricesQuietLog))
+	_, err := commands.Prices(t.Context(), book, commands.PricesQuery{})
+	if err == nil {
+		t.Fatal("Prices succeeded with no prices anywhere")
+	}
+	if _, ok := errors.AsType[*commands.QueryError](err); ok {
+		t.Errorf("no prices is a runtime failure, not bad input: %v", err)
+	}
+}
+
+// TestPricesLongListIsCut checks the text table stops at 25 rows while the
+// JSON keeps every offer.
+func TestPricesLongListIsCut(t *testing.T) {
+	src := &pricesFakeSource{name: "many"}
+	for i := range 40 {
+		src.offers = append(src.offers, pricesOffer("p", fmt.Sprintf("i%02d", i), "L4", 1, 0.5+float64(i)/100, false, "r", "2026-11-29"))
+	}
+	book := pricing.NewBook(store.NewMemory(), []pricing.Source{src}, nil, pricing.WithLogger(pricesQuietLog))
+	book.Refresh(t.Context())
+	r, err := commands.Prices(t.Context(), book, commands.PricesQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.Result.(commands.PricesResult).Offers); n != 40 {
+		t.Errorf("JSON offers = %d, want all 40", n)
+	}
+	table := r.Sections[0].Code[0].Text
+	if rows := strings.Count(table, "\n") - 1; rows != 25 {
+		t.Errorf("table has %d rows, want 25", rows)
+	}
+	if !strings.Contains(r.Sections[0].Text, "The 25 cheapest of 40") {
+		t.Errorf("section text %q does not say the table is cut", r.Sections[0].Text)
+	}
+}
+
+func TestParseMemory(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{"24GiB", 24 << 30, false},
+		{"24gb", 24 << 30, false},
+		{"24 GB", 24 << 30, false},
+		{"80G", 80 << 30, false},
+		{"512MiB", 512 << 20, false},
+		{"512m", 512 << 20, false},
+		{"1.5TB", 3 << 39, false},
+		{"0.5g", 1 << 29, false},
+		{" 48gib ", 48 << 30, false},
+		{"", 0, true},
+		{"24", 0, true},
+		{"GiB", 0, true},
+		{"-24GiB", 0, true},
+		{"0GiB", 0, true},
+		{"24.5.1GiB", 0, true},
+		{".GiB", 0, true},
+		{"1e3GiB", 0, true},
+		{"24kb", 0, true},
+		{"17TiB", 0, true},
+		{"99999999999999999999GiB", 0, true},
+		{"NaNGiB", 0, true},
+		{"infgb", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := commands.ParseMemory(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseMemory(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+		if err != nil && !strings.Contains(err.Error(), "memory size") {
+			t.Errorf("ParseMemory(%q) error %q does not say what it was parsing", tt.in, err)
+		}
+	}
+}
+
+func FuzzParseMemory(f *testing.F) {
+	for _, s := range []string{"24GiB", "80G", "512MiB", "1.5TB", "", "-1g", "1e9g", "\xff\xfeGB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := commands.ParseMemory(s)
+		if err == nil && (n < 1 || n > 16<<40) {
+			t.Errorf("ParseMemory(%q) = %d: out of range without an error", s, n)
+		}
+		if err != nil && len(err.Error()) > 200 || err != nil && !utf8.ValidString(err.Error()) {
+			t.Errorf("error message of %d bytes", len(err.Error()))
+		}
+	})
+}

@@ -1,0 +1,519 @@
+package commands
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/fix"
+	"github.com/vrambot/vrambot/advisor/memory"
+)
+
+// Input limits: a /vram query is a handful of words, so anything longer is a
+// paste in the wrong place and gets a clear error instead of work.
+const (
+	maxQueryBytes  = 1000
+	maxQueryTokens = 40
+	// maxTokenShown bounds how much of a bad token an error message echoes.
+	maxTokenShown = 40
+)
+
+// Value limits. Beyond these a value is a typo, not a workload: no public
+// model trains or serves a 10M-token context, or a micro-batch of a million.
+const (
+	maxBatch     = 1_000_000
+	maxSeq       = 10_000_000
+	maxGPUs      = 100_000
+	maxLoRARank  = 65_536
+	maxJobTokens = 1e15 // ~40x the largest published pre-training run (15T tokens)
+)
+
+// Defaults a practitioner would assume when the query does not say.
+const (
+	defaultSeq    = 2048
+	defaultGPUKey = "A100-80GB"
+)
+
+// Names of the settings ParseQuery may fill with a default (Query.Defaults).
+const (
+	DefaultMethod    = "method"
+	DefaultGPU       = "gpu"
+	DefaultPrecision = "precision"
+	DefaultOptim     = "optim"
+	DefaultBatch     = "bs"
+	DefaultSeq       = "seq"
+	DefaultGC        = "gc"
+	DefaultAttn      = "attn"
+	DefaultKV        = "kv"
+	DefaultEngine    = "engine"
+	DefaultParallel  = "zero"
+)
+
+// Query is a parsed /vram request: the workload as the user described it
+// (not yet resolved by memory.Resolve), the GPU to compare against, and what
+// was filled in by default. Every default is also an assumption string: in
+// Workload.Assumptions, or for the attention kernel and the LoRA rank and
+// targets (model-dependent), added by memory.Resolve.
+type Query struct {
+	Workload memory.Workload
+	GPU      catalog.GPU
+	// RequestedGPU is the catalog key of the GPU the user named; "" for a
+	// memory budget or the default GPU.
+	RequestedGPU string
+	// Budget is true when the GPU is a synthetic one made from a memory budget ("24gb").
+	Budget bool
+	// Framework is the stack snippets are written for (engine=vllm or framework=...).
+	Framework fix.Framework
+	// Defaults lists the settings that were not given (DefaultMethod, ...).
+	Defaults []string
+}
+
+// QueryError is a bad /vram query. Its message is meant for the user: it
+// names the offending token and, where one is close, the valid value meant.
+type QueryError struct {
+	Token      string // the offending token as typed (shortened, control characters replaced)
+	Reason     string // what is wrong, e.g. "unknown method 'lorra'"
+	Suggestion string // the closest valid value, "" when nothing is close
+}
+
+// Error is the one-line message: "unknown method 'lorra' — did you mean 'lora'?".
+func (e *QueryError) Error() string {
+	if e.Suggestion != "" {
+		return e.Reason + " — did you mean '" + e.Suggestion + "'?"
+	}
+	return e.Reason
+}
+
+func queryErr(token, format string, args ...any) *QueryError {
+	return &QueryError{Token: token, Reason: fmt.Sprintf(format, args...)}
+}
+
+// showToken makes a token safe and short for an error message.
+func showToken(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == maxTokenShown {
+			b.WriteString("…")
+			break
+		}
+		if r == utf8.RuneError || unicode.IsControl(r) || r == '\'' {
+			r = '?'
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// methodNames maps what users type to a method; the first spelling of each
+// method is the canonical one used for suggestions.
+var methodNames = map[string]memory.Method{
+	"full": memory.MethodFull, "full-ft": memory.MethodFull, "fullft": memory.MethodFull, "finetune": memory.MethodFull, "fine-tune": memory.MethodFull,
+	"lora":      memory.MethodLoRA,
+	"qlora":     memory.MethodQLoRA,
+	"freeze":    memory.MethodFreeze,
+	"inference": memory.MethodInference, "infer": memory.MethodInference, "serve": memory.MethodInference,
+}
+
+var methodCanon = []string{"full", "lora", "qlora", "freeze", "inference"}
+
+// closestWord returns the candidate nearest to s by edit distance, or "" when
+// it is not close: more than a third of s (and more than one edit) differs.
+func closestWord(s string, candidates []string) string {
+	best, d := closestWordDist(s, candidates)
+	if !nearWord(s, d) {
+		return ""
+	}
+	return best
+}
+
+func nearWord(s string, d int) bool { return d <= max(1, utf8.RuneCountInString(s)/3) }
+
+func closestWordDist(s string, candidates []string) (string, int) {
+	best, bestD := "", math.MaxInt
+	if utf8.RuneCountInString(s) > 64 {
+		return best, bestD
+	}
+	for _, c := range candidates {
+		if d := wordDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best, bestD
+}
+
+// wordDistance is the optimal-string-alignment distance over runes:
+// Levenshtein plus adjacent transpositions ("bf61" is one edit from "bf16").
+func wordDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// parsedQuery collects what the tokens said before defaults are applied.
+type parsedQuery struct {
+	model      *catalog.Model
+	modelToken string
+	method     memory.Method
+	methodTok  string
+	gpu        *catalog.GPU
+	gpuTok     string
+	budget     bool
+	gpuCount   int               // from "8xa100"
+	kv         map[string]string // setting → value as typed
+}
+
+// ParseQuery reads a /vram query (DESIGN.md §3.2): tokens in any order,
+// case-insensitive. It fills every missing setting with the default a
+// practitioner would assume and records each as an assumption. Errors are
+// *QueryError.
+func ParseQuery(q string) (Query, error) {
+	if len(q) > maxQueryBytes {
+		return Query{}, queryErr("", "query too long (%d bytes, at most %d): a /vram query is a model, a method, a GPU and a few key=value settings", len(q), maxQueryBytes)
+	}
+	if !utf8.ValidString(q) {
+		return Query{}, queryErr("", "query is not valid UTF-8 text")
+	}
+	tokens := tokenizeQuery(q)
+	if len(tokens) > maxQueryTokens {
+		return Query{}, queryErr("", "too many words in the query (%d, at most %d)", len(tokens), maxQueryTokens)
+	}
+	p := parsedQuery{kv: map[string]string{}}
+	for i := 0; i < len(tokens); i++ {
+		tok := tokens[i]
+		// Two-word GPU names: "a100 40gb", "rtx 4090", "h100 pcie".
+		if i+1 < len(tokens) && !strings.Contains(tok, "=") {
+			if g, ok := catalog.LookupGPU(tok + " " + tokens[i+1]); ok {
+				if err := p.setGPU(g, tok+" "+tokens[i+1], false); err != nil {
+					return Query{}, err
+				}
+				i++
+				continue
+			}
+		}
+		// "8x a100" or "8x a100 40gb": a GPU count followed by the GPU.
+		if n, ok := gpuCountPrefix(tok); ok && i+1 < len(tokens) {
+			found := false
+			for _, words := range []int{2, 1} {
+				if i+words >= len(tokens) {
+					continue
+				}
+				name := strings.Join(tokens[i+1:i+1+words], " ")
+				g, ok := catalog.LookupGPU(name)
+				if !ok || strings.Contains(name, "=") {
+					continue
+				}
+				if err := p.setGPU(g, name, false); err != nil {
+					return Query{}, err
+				}
+				p.gpuCount = n
+				i += words
+				found = true
+				break
+			}
+			if found {
+				continue
+			}
+		}
+		if err := p.token(tok); err != nil {
+			return Query{}, err
+		}
+	}
+	return p.query()
+}
+
+// tokenizeQuery splits on white space, joins "key = value" into "key=value" and
+// drops a leading "vram" (as in "@vrambot vram 7b lora").
+func tokenizeQuery(q string) []string {
+	fields := strings.Fields(q)
+	var out []string
+	for i := 0; i < len(fields); i++ {
+		f := strings.Trim(fields[i], ",;")
+		if f == "" {
+			continue
+		}
+		switch {
+		case f == "=" && len(out) > 0 && i+1 < len(fields):
+			out[len(out)-1] += "=" + fields[i+1]
+			i++
+			continue
+		case strings.HasSuffix(f, "=") && i+1 < len(fields):
+			f += strings.Trim(fields[i+1], ",;")
+			i++
+		case strings.HasPrefix(f, "=") && len(out) > 0 && !strings.Contains(out[len(out)-1], "="):
+			out[len(out)-1] += f
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(out) > 0 {
+		if l := strings.ToLower(out[0]); l == "vram" || l == "/vram" {
+			out = out[1:]
+		}
+	}
+	return out
+}
+
+// gpuCountPrefix reads "8x" (or "8×") as a GPU count.
+func gpuCountPrefix(tok string) (int, bool) {
+	l := strings.ToLower(tok)
+	num, ok := strings.CutSuffix(l, "x")
+	if !ok {
+		num, ok = strings.CutSuffix(l, "×")
+	}
+	if !ok || num == "" || len(num) > 6 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 || n > maxGPUs || num[0] == '+' || num[0] == '-' {
+		return 0, false
+	}
+	return n, true
+}
+
+func (p *parsedQuery) setGPU(g catalog.GPU, tok string, budget bool) error {
+	if p.gpu != nil {
+		return queryErr(tok, "two GPUs given: '%s' and '%s' (give one GPU name or one memory budget)", showToken(p.gpuTok), showToken(tok))
+	}
+	p.gpu, p.gpuTok, p.budget = &g, tok, budget
+	return nil
+}
+
+func (p *parsedQuery) setModel(m catalog.Model, tok string) error {
+	if p.model != nil {
+		return queryErr(tok, "two models given: '%s' and '%s'", showToken(p.modelToken), showToken(tok))
+	}
+	p.model, p.modelToken = &m, tok
+	return nil
+}
+
+// token classifies one bare word or key=value.
+func (p *parsedQuery) token(tok string) error {
+	if k, v, ok := strings.Cut(tok, "="); ok {
+		return p.keyValue(tok, k, v)
+	}
+	l := strings.ToLower(tok)
+	if m, ok := methodNames[l]; ok {
+		if p.method != "" {
+			return queryErr(tok, "two methods given: '%s' and '%s'", showToken(p.methodTok), showToken(tok))
+		}
+		p.method, p.methodTok = m, tok
+		return nil
+	}
+	if g, ok := catalog.LookupGPU(tok); ok {
+		return p.setGPU(g, tok, false)
+	}
+	if n, ok := parseBudgetGPU(l); ok {
+		return p.setGPU(budgetGPU(n), tok, true)
+	}
+	if m, ok := catalog.LookupModel(tok); ok {
+		return p.setModel(m, tok)
+	}
+	if n, ok := catalog.ParseSize(l); ok {
+		return p.setModel(catalog.ModelForSize(n), tok)
+	}
+	if rest, ok := cutGPUCount(l); ok {
+		if g, ok := catalog.LookupGPU(rest.gpu); ok {
+			if err := p.setGPU(g, tok, false); err != nil {
+				return err
+			}
+			p.gpuCount = rest.n
+			return nil
+		}
+	}
+	norm := strings.ReplaceAll(l, "_", "-")
+	for _, b := range bareValues {
+		if slices.Contains(b.values, norm) {
+			return p.keyValue(tok, b.key, tok)
+		}
+	}
+	return unknownQueryWord(tok)
+}
+
+// bareValues are the values that are unambiguous without their key:
+// "7b lora bf16 a100" means precision=bf16.
+var bareValues = []struct {
+	key    string
+	values []string
+}{
+	{"precision", []string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4"}},
+	{"optim", []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"}},
+	{"attn", []string{"flash", "sdpa", "eager"}},
+	{"engine", []string{"vllm"}},
+}
+
+// keyedEnums are the closed vocabularies whose values need their key; a
+// bare value gets "did you mean 'kv=fp8'?".
+var keyedEnums = []struct {
+	key string
+	e   queryEnum
+}{
+	// Only on/off: a bare "1" or "no" is not obviously about checkpointing.
+	{"gc", queryEnum{values: map[string]string{"on": "on", "off": "off"}}},
+	{"kv", kvEnum}, {"offload", offloadEnum}, {"targets", targetsEnum}, {"framework", frameworkEnum},
+}
+
+type countedGPU struct {
+	n   int
+	gpu string
+}
+
+// cutGPUCount reads "8xa100" as 8 × "a100".
+func cutGPUCount(l string) (countedGPU, bool) {
+	i := strings.IndexAny(l, "x×")
+	if i <= 0 {
+		return countedGPU{}, false
+	}
+	sep := "x"
+	if strings.HasPrefix(l[i:], "×") {
+		sep = "×"
+	}
+	n, ok := gpuCountPrefix(l[:i] + "x")
+	if !ok || len(l) == i+len(sep) {
+		return countedGPU{}, false
+	}
+	return countedGPU{n: n, gpu: l[i+len(sep):]}, true
+}
+
+// nearName applies this package's "close enough" rule to a catalog
+// suggestion, comparing names without case, spaces, dashes, underscores and
+// an organisation prefix ("0" is not close to "l4").
+func nearName(tok, sug string) bool {
+	squash := strings.NewReplacer(" ", "", "-", "", "_", "")
+	t := strings.ToLower(tok)
+	if i := strings.LastIndexByte(t, '/'); i >= 0 {
+		t = t[i+1:]
+	}
+	t, u := squash.Replace(t), squash.Replace(strings.ToLower(sug))
+	return nearWord(t, wordDistance(t, u))
+}
+
+// unknownQueryWord explains a word that is none of model, method, GPU or budget,
+// suggesting the closest valid word of whichever kind is nearest.
+func unknownQueryWord(tok string) error {
+	l := strings.ToLower(tok)
+	for _, k := range keyedEnums {
+		if c, ok := k.e.values[strings.ReplaceAll(l, "_", "-")]; ok {
+			return &QueryError{Token: tok, Reason: fmt.Sprintf("'%s' needs its setting name", showToken(tok)), Suggestion: k.key + "=" + c}
+		}
+	}
+	methodSug, methodD := closestWordDist(l, methodCanon)
+	if methodSug != "" && nearWord(l, methodD) {
+		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown method '%s'", showToken(tok)), Suggestion: methodSug}
+	}
+	type cand struct{ kind, sug string }
+	var cands []cand
+	if s := catalog.SuggestGPU(tok); s != "" && nearName(tok, s) {
+		cands = append(cands, cand{"GPU", s})
+	}
+	if s := catalog.SuggestModel(tok); s != "" && nearName(tok, s) {
+		cands = append(cands, cand{"model", s})
+	}
+	if len(cands) > 0 {
+		best := cands[0]
+		if len(cands) == 2 && wordDistance(l, cands[1].sug) < wordDistance(l, best.sug) {
+			best = cands[1]
+		}
+		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown %s '%s'", best.kind, showToken(tok)), Suggestion: best.sug}
+	}
+	if strings.Contains(tok, "/") {
+		return queryErr(tok, "unknown model '%s': not in the catalog; give its size instead (e.g. 7b)", showToken(tok))
+	}
+	return queryErr(tok, "unknown word '%s': expected a model (llama-2-7b, 7b), a method (%s), a GPU (a100, 4090) or budget (24gb), or key=value", showToken(tok), strings.Join(methodCanon, ", "))
+}
+
+// Budget units. GPU tools (nvidia-smi, PyTorch) print GiB and label it GB,
+// so "24gb" is read as 24 GiB; the reply states this.
+var budgetUnits = []struct {
+	suffix string
+	bytes  float64
+}{
+	{"gib", 1 << 30}, {"gb", 1 << 30}, {"g", 1 << 30},
+	{"mib", 1 << 20}, {"mb", 1 << 20},
+	{"tib", 1 << 40}, {"tb", 1 << 40},
+}
+
+// Budget bounds: below 1 GiB or above 16 TiB is not a GPU.
+const (
+	minBudgetBytes = 1 << 30
+	maxBudgetBytes = 16 << 40
+)
+
+// parseBudgetGPU reads a memory budget such as "24gb", "80GiB", "48g".
+func parseBudgetGPU(l string) (int64, bool) {
+	for _, u := range budgetUnits {
+		num, ok := strings.CutSuffix(l, u.suffix)
+		if !ok || num == "" || len(num) > 12 {
+			continue
+		}
+		if !plainDecimal(num) {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return 0, false
+		}
+		b := v * u.bytes
+		if b < minBudgetBytes || b > maxBudgetBytes {
+			return 0, false
+		}
+		return int64(b), true
+	}
+	return 0, false
+}
+
+// plainDecimal accepts digits with at most one dot: no signs, exponents, "inf".
+func plainDecimal(s string) bool {
+	dots := 0
+	for _, r := range s {
+		switch {
+		case r == '.':
+			dots++
+		case r < '0' || r > '9':
+			return false
+		}
+	}
+	return dots <= 1 && s != "."
+}
+
+// budgetGPU is a synthetic GPU with the given usable memory. It is assumed
+// to be a current card: bf16 yes, fp8 no (the conservative middle).
+func budgetGPU(n int64) catalog.GPU {
+	return catalog.GPU{
+		Name:        budgetGiB(n) + " budget",
+		MemoryBytes: n,
+		UsableBytes: n,
+		BF16:        true,
+		Source:      "memory budget from the query",
+	}
+}
+
+// budgetGiB writes bytes as "24 GiB" or "23.5 GiB".
+func budgetGiB(n int64) string {
+	return strconv.FormatFloat(math.Round(float64(n)/(1<<30)*10)/10, 'f', -1, 64) + " GiB"
+}

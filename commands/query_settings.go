@@ -1,0 +1,552 @@
+package commands
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/fix"
+	"github.com/vrambot/vrambot/advisor/memory"
+)
+
+// queryKeys are the key=value settings; keyAliases the other spellings accepted.
+var queryKeys = []string{"bs", "seq", "precision", "optim", "gc", "zero", "offload", "gpus", "tp", "pp", "rank", "targets", "attn", "kv", "tokens", "engine", "framework", "gpu"}
+
+var keyAliases = map[string]string{
+	"batch": "bs", "batch-size": "bs", "micro-batch": "bs",
+	"seq-len": "seq", "seqlen": "seq", "ctx": "seq", "max-model-len": "seq",
+	"dtype": "precision", "optimizer": "optim", "checkpointing": "gc",
+	"r": "rank", "lora-rank": "rank", "attention": "attn", "kv-cache": "kv", "fw": "framework",
+}
+
+// queryEnum is one key's closed vocabulary: accepted spelling → canonical value,
+// with the canonical values in display order.
+type queryEnum struct {
+	values map[string]string
+	canon  []string
+}
+
+var (
+	precisionEnum = queryEnum{
+		values: map[string]string{
+			"fp32": "fp32", "float32": "fp32", "fp16": "fp16", "float16": "fp16", "half": "fp16",
+			"bf16": "bf16", "bfloat16": "bf16", "mixed-bf16": "mixed-bf16", "amp-bf16": "mixed-bf16", "bf16-mixed": "mixed-bf16",
+			"mixed-fp16": "mixed-fp16", "amp-fp16": "mixed-fp16", "16-mixed": "mixed-fp16", "fp16-mixed": "mixed-fp16",
+			"int8": "int8", "8bit": "int8", "nf4": "nf4", "4bit": "nf4",
+		},
+		canon: []string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4"},
+	}
+	optimEnum = queryEnum{
+		values: map[string]string{
+			"adamw": "adamw", "adam": "adamw", "adamw-torch": "adamw", "adamw-torch-fused": "adamw",
+			"adamw-8bit": "adamw-8bit", "adamw8bit": "adamw-8bit", "adam8bit": "adamw-8bit", "adamw-bnb-8bit": "adamw-8bit", "8bit-adam": "adamw-8bit",
+			"paged-adamw-8bit": "paged-adamw-8bit", "paged-adamw8bit": "paged-adamw-8bit",
+			"adafactor": "adafactor", "sgd": "sgd", "none": "none",
+		},
+		canon: []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "none"},
+	}
+	boolEnum = queryEnum{
+		values: map[string]string{"on": "on", "true": "on", "yes": "on", "1": "on", "off": "off", "false": "off", "no": "off", "0": "off"},
+		canon:  []string{"on", "off"},
+	}
+	offloadEnum = queryEnum{
+		values: map[string]string{"none": "none", "off": "none", "optimizer": "optimizer", "optim": "optimizer", "cpu": "optimizer", "param": "param", "params": "param", "parameters": "param"},
+		canon:  []string{"none", "optimizer", "param"},
+	}
+	targetsEnum = queryEnum{
+		values: map[string]string{"qv": "qv", "q,v": "qv", "attn": "attn", "attention": "attn", "qkvo": "attn", "all": "all", "all-linear": "all"},
+		canon:  []string{"qv", "attn", "all"},
+	}
+	attnEnum = queryEnum{
+		values: map[string]string{"flash": "flash", "sdpa": "flash", "flash2": "flash", "fa2": "flash", "flash-attention-2": "flash", "eager": "eager"},
+		canon:  []string{"flash", "eager"},
+	}
+	kvEnum = queryEnum{
+		values: map[string]string{"fp16": "fp16", "bf16": "fp16", "auto": "fp16", "fp8": "fp8", "fp8-e4m3": "fp8", "fp8-e5m2": "fp8"},
+		canon:  []string{"fp16", "fp8"},
+	}
+	engineEnum = queryEnum{
+		values: map[string]string{"hf": "hf", "transformers": "hf", "huggingface": "hf", "vllm": "vllm"},
+		canon:  []string{"hf", "vllm"},
+	}
+	frameworkEnum = queryEnum{
+		values: map[string]string{
+			"pytorch": string(fix.FrameworkPyTorch), "torch": string(fix.FrameworkPyTorch),
+			"hf": string(fix.FrameworkHF), "hf-trainer": string(fix.FrameworkHF), "transformers": string(fix.FrameworkHF), "trl": string(fix.FrameworkHF), "accelerate": string(fix.FrameworkHF),
+			"lightning": string(fix.FrameworkLightning), "pl": string(fix.FrameworkLightning),
+			"deepspeed": string(fix.FrameworkDeepSpeed), "ds": string(fix.FrameworkDeepSpeed),
+			"keras": string(fix.FrameworkKeras), "tensorflow": string(fix.FrameworkKeras), "tf": string(fix.FrameworkKeras),
+			"jax": string(fix.FrameworkJAX), "flax": string(fix.FrameworkJAX),
+			"vllm": string(fix.FrameworkVLLM),
+		},
+		canon: []string{"pytorch", "hf", "lightning", "deepspeed", "keras", "jax", "vllm"},
+	}
+)
+
+// parse looks v up; an unknown value is an error naming the key, the value
+// and the closest valid spelling.
+func (e queryEnum) parse(key, v string) (string, error) {
+	norm := strings.ReplaceAll(strings.ToLower(v), "_", "-")
+	if c, ok := e.values[norm]; ok {
+		return c, nil
+	}
+	err := queryErr(v, "unknown %s '%s' (one of %s)", key, showToken(v), strings.Join(e.canon, ", "))
+	err.Suggestion = closestWord(norm, e.canon)
+	if err.Suggestion != "" {
+		err.Reason = fmt.Sprintf("unknown %s '%s'", key, showToken(v))
+	}
+	return "", err
+}
+
+func (p *parsedQuery) keyValue(tok, k, v string) error {
+	key := strings.ReplaceAll(strings.ToLower(k), "_", "-")
+	if a, ok := keyAliases[key]; ok {
+		key = a
+	}
+	known := false
+	for _, qk := range queryKeys {
+		if qk == key {
+			known = true
+		}
+	}
+	if !known {
+		err := queryErr(tok, "unknown setting '%s'", showToken(k))
+		err.Suggestion = closestWord(key, queryKeys)
+		if err.Suggestion == "" {
+			err.Reason += " (one of " + strings.Join(queryKeys, ", ") + ")"
+		}
+		return err
+	}
+	if v == "" {
+		return queryErr(tok, "%s= needs a value", key)
+	}
+	if _, dup := p.kv[key]; dup {
+		return queryErr(tok, "%s given twice ('%s' and '%s')", key, showToken(key+"="+p.kv[key]), showToken(tok))
+	}
+	if key == "gpu" {
+		if g, ok := catalog.LookupGPU(v); ok {
+			return p.setGPU(g, v, false)
+		}
+		if n, ok := parseBudgetGPU(strings.ToLower(v)); ok {
+			return p.setGPU(budgetGPU(n), v, true)
+		}
+		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown GPU '%s'", showToken(v)), Suggestion: catalog.SuggestGPU(v)}
+	}
+	p.kv[key] = v
+	return nil
+}
+
+// parsePositiveInt reads a positive integer no larger than limit.
+func parsePositiveInt(key, v string, limit int) (int, error) {
+	if !allDigits(v) {
+		return 0, queryErr(v, "%s must be a positive integer, got '%s'", key, showToken(v))
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n > limit {
+		return 0, queryErr(v, "%s=%s is too large (at most %d)", key, showToken(v), limit)
+	}
+	if n < 1 {
+		return 0, queryErr(v, "%s must be a positive integer, got '%s'", key, showToken(v))
+	}
+	return n, nil
+}
+
+func allDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+
+// parseSeqLen reads a sequence length: "4096", or "4k"/"128k" in units of 1024
+// as context lengths are quoted.
+func parseSeqLen(v string) (int, error) {
+	l := strings.ToLower(v)
+	if num, ok := strings.CutSuffix(l, "k"); ok && allDigits(num) {
+		n, err := strconv.Atoi(num)
+		if err != nil || n > maxSeq/1024 {
+			return 0, queryErr(v, "seq=%s is too long (at most %d tokens)", showToken(v), maxSeq)
+		}
+		if n < 1 {
+			return 0, queryErr(v, "seq must be a positive integer, got '%s'", showToken(v))
+		}
+		return n * 1024, nil
+	}
+	return parsePositiveInt("seq", v, maxSeq)
+}
+
+// parseJobTokens reads a job size in tokens: "2000000000", "1e9", "2B", "500M", "1.5T".
+func parseJobTokens(v string) (int64, error) {
+	l := strings.ToLower(v)
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(l, "k"):
+		mult, l = 1e3, strings.TrimSuffix(l, "k")
+	case strings.HasSuffix(l, "m"):
+		mult, l = 1e6, strings.TrimSuffix(l, "m")
+	case strings.HasSuffix(l, "b"):
+		mult, l = 1e9, strings.TrimSuffix(l, "b")
+	case strings.HasSuffix(l, "t"):
+		mult, l = 1e12, strings.TrimSuffix(l, "t")
+	}
+	bad := queryErr(v, "tokens must be a positive number such as 2B, 500M or 1e9, got '%s'", showToken(v))
+	if l == "" || len(l) > 24 || strings.Trim(l, "0123456789.e+") != "" || strings.HasPrefix(l, "+") {
+		return 0, bad
+	}
+	f, err := strconv.ParseFloat(l, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, bad
+	}
+	f *= mult
+	if f < 1 {
+		return 0, bad
+	}
+	if f > maxJobTokens {
+		return 0, queryErr(v, "tokens=%s is too large (at most 1e15)", showToken(v))
+	}
+	return int64(math.Round(f)), nil
+}
+
+// query applies the settings and the defaults and builds the Query.
+func (p *parsedQuery) query() (Query, error) {
+	if p.model == nil {
+		return Query{}, queryErr("", "no model given: add a catalog name (llama-2-7b) or a size (7b), e.g. /vram llama-2-7b lora a100 bs=4")
+	}
+	var q Query
+	w := &q.Workload
+	m := *p.model
+	w.Model = m
+	w.ModelName = m.Name
+	if len(m.Aliases) > 0 {
+		w.ModelName = m.Aliases[0]
+	}
+	w.Params = m.Params
+	if m.Scaled { // memory.Resolve states the made-up architecture as an assumption
+		w.ModelName = strings.ToLower(m.Name)
+	}
+	assume := func(def, format string, args ...any) {
+		q.Defaults = append(q.Defaults, def)
+		w.Assumptions = append(w.Assumptions, fmt.Sprintf(format, args...))
+	}
+
+	// GPU first: precision defaults depend on it.
+	if p.gpu == nil {
+		g, ok := catalog.LookupGPU(defaultGPUKey)
+		if !ok {
+			return Query{}, fmt.Errorf("default GPU %s missing from the catalog", defaultGPUKey)
+		}
+		q.GPU = g
+		assume(DefaultGPU, "GPU not given: assuming %s", g.Name)
+	} else {
+		q.GPU = *p.gpu
+		q.Budget = p.budget
+		if p.budget {
+			w.Assumptions = append(w.Assumptions, fmt.Sprintf("budget '%s' read as %s usable (GPU tools label GiB as GB), on a GPU with bf16 and without fp8", showToken(p.gpuTok), budgetGiB(q.GPU.UsableBytes)))
+		} else {
+			q.RequestedGPU = q.GPU.Key
+		}
+	}
+
+	trainingKeys := []string{"optim", "gc", "zero", "offload"}
+	loraKeys := []string{"rank", "targets"}
+	w.Method = p.method
+	if w.Method == "" {
+		switch {
+		case p.hasAny(loraKeys) != "":
+			w.Method = memory.MethodLoRA
+			assume(DefaultMethod, "method not given: %s= implies lora", p.hasAny(loraKeys))
+		case p.hasAny(trainingKeys) != "":
+			k := p.hasAny(trainingKeys)
+			return Query{}, queryErr(k+"="+p.kv[k], "%s= is a training setting: add a method (full, lora, qlora or freeze)", k)
+		default:
+			w.Method = memory.MethodInference
+			assume(DefaultMethod, "method not given: assuming inference")
+		}
+	}
+	training := w.Method != memory.MethodInference
+	if k := p.hasAny(trainingKeys); k != "" && !training {
+		return Query{}, queryErr(k+"="+p.kv[k], "%s= is a training setting and does not apply to inference", k)
+	}
+	if k := p.hasAny(loraKeys); k != "" && w.Method != memory.MethodLoRA && w.Method != memory.MethodQLoRA {
+		return Query{}, queryErr(k+"="+p.kv[k], "%s= applies to lora and qlora only, not %s", k, w.Method)
+	}
+	if v, ok := p.kv["kv"]; ok && training {
+		return Query{}, queryErr("kv="+v, "kv= is the inference KV cache and does not apply to training")
+	}
+
+	if err := p.applySettings(&q, training, assume); err != nil {
+		return Query{}, err
+	}
+	return q, nil
+}
+
+// hasAny returns the first of keys that was given, or "".
+func (p *parsedQuery) hasAny(keys []string) string {
+	for _, k := range keys {
+		if _, ok := p.kv[k]; ok {
+			return k
+		}
+	}
+	return ""
+}
+
+// applySettings turns the key=value settings into workload fields, with
+// defaults where a setting is missing.
+func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, format string, args ...any)) error {
+	w := &q.Workload
+	gpu := q.GPU
+	half := "bf16"
+	if !gpu.BF16 {
+		half = "fp16"
+	}
+
+	// precision
+	if v, ok := p.kv["precision"]; ok {
+		c, err := precisionEnum.parse("precision", v)
+		if err != nil {
+			return err
+		}
+		w.Precision = memory.Precision(c)
+		if (c == "bf16" || c == "mixed-bf16") && !gpu.BF16 {
+			w.Assumptions = append(w.Assumptions, fmt.Sprintf("%s has no bf16 support: estimated as asked, but use fp16 (mixed-fp16 with GradScaler) there", gpu.Name))
+		}
+	} else {
+		switch w.Method {
+		case memory.MethodQLoRA:
+			w.Precision = memory.PrecisionNF4
+			assume(DefaultPrecision, "precision not given: assuming 4-bit NF4 base weights with %s compute (QLoRA)%s", half, noBF16Note(gpu))
+		case memory.MethodLoRA, memory.MethodFreeze:
+			w.Precision = memory.Precision(half)
+			assume(DefaultPrecision, "precision not given: assuming frozen weights in %s, trained weights under %s autocast%s", half, half, noBF16Note(gpu))
+		case memory.MethodFull:
+			w.Precision = memory.Precision("mixed-" + half)
+			assume(DefaultPrecision, "precision not given: assuming mixed-%s (AMP with fp32 master weights) for training%s", half, noBF16Note(gpu))
+		default:
+			w.Precision = memory.Precision(half)
+			assume(DefaultPrecision, "precision not given: assuming %s weights%s", half, noBF16Note(gpu))
+		}
+	}
+
+	// optimizer
+	if v, ok := p.kv["optim"]; ok {
+		c, err := optimEnum.parse("optim", v)
+		if err != nil {
+			return err
+		}
+		w.Optimizer = memory.Optimizer(c)
+	} else if training {
+		w.Optimizer = memory.OptimizerAdamW
+		assume(DefaultOptim, "optimizer not given: assuming AdamW")
+	} else {
+		w.Optimizer = memory.OptimizerNone
+	}
+
+	// batch and sequence length
+	if v, ok := p.kv["bs"]; ok {
+		n, err := parsePositiveInt("bs", v, maxBatch)
+		if err != nil {
+			return err
+		}
+		w.Batch = n
+	} else {
+		w.Batch = 1
+		if training {
+			assume(DefaultBatch, "batch not given: assuming bs=1 per GPU")
+		} else {
+			assume(DefaultBatch, "batch not given: assuming bs=1 (one sequence at a time)")
+		}
+	}
+
+	// engine (before seq: vLLM's default context differs)
+	if v, ok := p.kv["engine"]; ok {
+		c, err := engineEnum.parse("engine", v)
+		if err != nil {
+			return err
+		}
+		if training && c == "vllm" {
+			return queryErr("engine="+v, "engine=vllm serves models and does not train: drop it or use method inference")
+		}
+		w.Engine = c
+	} else if !training {
+		w.Engine = "hf"
+		assume(DefaultEngine, "engine not given: assuming Hugging Face transformers (engine=vllm for vLLM)")
+	}
+	if w.Engine == "vllm" {
+		q.Framework = fix.FrameworkVLLM
+	}
+
+	if v, ok := p.kv["seq"]; ok {
+		n, err := parseSeqLen(v)
+		if err != nil {
+			return err
+		}
+		w.SeqLen = n
+	} else {
+		seq, why := defaultSeq, ""
+		maxPos := w.Model.MaxPositionEmbeddings
+		switch {
+		case w.Engine == "vllm" && maxPos > 0:
+			seq, why = maxPos, " (vLLM's default max_model_len is the model's context length)"
+		case maxPos > 0 && maxPos < defaultSeq:
+			seq, why = maxPos, fmt.Sprintf(" (%s's maximum)", w.ModelName)
+		}
+		w.SeqLen = seq
+		assume(DefaultSeq, "sequence length not given: assuming seq=%d%s", seq, why)
+	}
+
+	// gradient checkpointing
+	if v, ok := p.kv["gc"]; ok {
+		c, err := boolEnum.parse("gc", v)
+		if err != nil {
+			return err
+		}
+		w.GradCheckpointing = c == "on"
+	} else if training {
+		assume(DefaultGC, "gradient checkpointing not given: assuming off")
+	}
+
+	// attention
+	if v, ok := p.kv["attn"]; ok {
+		c, err := attnEnum.parse("attn", v)
+		if err != nil {
+			return err
+		}
+		w.Attention = memory.Attention(c)
+	} else {
+		// Left empty: memory.Resolve picks the kernel the model's code
+		// usually runs (SDPA/flash, eager for BERT/GPT-2/T5-era models)
+		// and states it as an assumption.
+		q.Defaults = append(q.Defaults, DefaultAttn)
+	}
+
+	// KV cache
+	if v, ok := p.kv["kv"]; ok {
+		c, err := kvEnum.parse("kv", v)
+		if err != nil {
+			return err
+		}
+		w.KVCacheDtype = c
+	} else if !training {
+		w.KVCacheDtype = "fp16"
+		assume(DefaultKV, "KV cache dtype not given: assuming 16-bit")
+	}
+
+	if err := p.applyParallel(q, training, assume); err != nil {
+		return err
+	}
+
+	// LoRA
+	if v, ok := p.kv["rank"]; ok {
+		n, err := parsePositiveInt("rank", v, maxLoRARank)
+		if err != nil {
+			return err
+		}
+		w.LoRARank = n
+	}
+	if v, ok := p.kv["targets"]; ok {
+		c, err := targetsEnum.parse("targets", v)
+		if err != nil {
+			return err
+		}
+		w.LoRATargets = c
+	}
+
+	if v, ok := p.kv["tokens"]; ok {
+		n, err := parseJobTokens(v)
+		if err != nil {
+			return err
+		}
+		w.Tokens = n
+	}
+	if v, ok := p.kv["framework"]; ok {
+		c, err := frameworkEnum.parse("framework", v)
+		if err != nil {
+			return err
+		}
+		q.Framework = fix.Framework(c)
+	}
+	return nil
+}
+
+func noBF16Note(g catalog.GPU) string {
+	if g.BF16 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s has no bf16)", g.Name)
+}
+
+// applyParallel reads gpus, tp, pp, zero and offload and checks they agree.
+func (p *parsedQuery) applyParallel(q *Query, training bool, assume func(def, format string, args ...any)) error {
+	w := &q.Workload
+	w.TP, w.PP = 1, 1
+	for _, k := range []string{"tp", "pp"} {
+		v, ok := p.kv[k]
+		if !ok {
+			continue
+		}
+		n, err := parsePositiveInt(k, v, maxGPUs)
+		if err != nil {
+			return err
+		}
+		if k == "tp" {
+			w.TP = n
+		} else {
+			w.PP = n
+		}
+	}
+	model := w.TP * w.PP
+	if model > maxGPUs {
+		return queryErr("tp="+p.kv["tp"], "tp×pp = %d is more GPUs than supported (%d)", model, maxGPUs)
+	}
+	if heads := w.Model.NumAttentionHeads; w.TP > 1 && heads > 0 && heads%w.TP != 0 {
+		return queryErr("tp="+p.kv["tp"], "tp=%d does not divide %s's %d attention heads", w.TP, w.ModelName, heads)
+	}
+	w.GPUs = max(1, model)
+	if v, ok := p.kv["gpus"]; ok {
+		n, err := parsePositiveInt("gpus", v, maxGPUs)
+		if err != nil {
+			return err
+		}
+		if p.gpuCount > 0 && p.gpuCount != n {
+			return queryErr("gpus="+v, "gpus=%d contradicts '%s'", n, showToken(p.gpuTok))
+		}
+		w.GPUs = n
+	} else if p.gpuCount > 0 {
+		w.GPUs = p.gpuCount
+	}
+	if w.GPUs%model != 0 {
+		return queryErr("gpus="+strconv.Itoa(w.GPUs), "gpus=%d is not a multiple of tp×pp = %d", w.GPUs, model)
+	}
+
+	w.Offload = memory.OffloadNone
+	if v, ok := p.kv["offload"]; ok {
+		c, err := offloadEnum.parse("offload", v)
+		if err != nil {
+			return err
+		}
+		w.Offload = memory.Offload(c)
+	}
+	if v, ok := p.kv["zero"]; ok {
+		if len(v) != 1 || v[0] < '0' || v[0] > '3' {
+			return queryErr("zero="+v, "zero must be a ZeRO stage 0, 1, 2 or 3, got '%s'", showToken(v))
+		}
+		w.ZeroStage = int(v[0] - '0')
+	} else if training {
+		switch w.Offload {
+		case memory.OffloadParam:
+			w.ZeroStage = 3
+			assume(DefaultParallel, "zero not given: offload=param needs ZeRO-3, assuming zero=3")
+		case memory.OffloadOptimizer:
+			w.ZeroStage = 2
+			assume(DefaultParallel, "zero not given: optimizer offload is ZeRO-Offload, assuming zero=2")
+		default:
+			if w.GPUs > 1 {
+				assume(DefaultParallel, "zero not given: assuming plain data parallel (zero=0) across %d GPUs", w.GPUs)
+			}
+		}
+	}
+	switch {
+	case w.Offload == memory.OffloadParam && w.ZeroStage != 3:
+		return queryErr("offload=param", "offload=param needs zero=3, got zero=%d", w.ZeroStage)
+	case w.Offload == memory.OffloadOptimizer && w.ZeroStage == 0:
+		return queryErr("offload=optimizer", "offload=optimizer needs a ZeRO stage (zero=1, 2 or 3), got zero=0")
+	}
+	return nil
+}

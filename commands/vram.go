@@ -1,0 +1,346 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/fix"
+	"github.com/vrambot/vrambot/advisor/memory"
+	"github.com/vrambot/vrambot/advisor/plan"
+	"github.com/vrambot/vrambot/pricing"
+	"github.com/vrambot/vrambot/reply"
+)
+
+// OfferFinder returns the best-priced offers that meet a requirement
+// (cheapest first, the requested GPU included) and provenance lines: which
+// source, how old, which fallbacks were used. It reads a cache and never
+// blocks on the network. pricing.Book implements it.
+type OfferFinder interface {
+	FindOffers(ctx context.Context, req pricing.Requirement) ([]pricing.Offer, []string)
+}
+
+// VRAMResult is the structured /vram answer: `vrambot vram --json`
+// (DESIGN.md §3.3). Workload, Estimate, Fits and HeadroomBytes describe the
+// workload as asked; Stages are the fixes; Offers fit the plan's final
+// workload. Fit (the band) and Verdict are additions to the contract.
+type VRAMResult struct {
+	Workload      memory.Workload  `json:"workload"`
+	Estimate      memory.Breakdown `json:"estimate"`
+	GPU           VRAMGPU          `json:"gpu"`
+	Fits          bool             `json:"fits"`
+	Fit           memory.Fit       `json:"fit"`
+	HeadroomBytes int64            `json:"headroom_bytes"`
+	Verdict       string           `json:"verdict"`
+	Stages        []fix.Stage      `json:"stages"`
+	// ScaleOut keeps the user's method on more GPUs; set when the stages
+	// change the method or nothing fits on one GPU.
+	ScaleOut *VRAMScaleOut   `json:"scale_out,omitempty"`
+	Offers   []pricing.Offer `json:"offers"`
+}
+
+// VRAMGPU is the GPU the workload was compared against.
+type VRAMGPU struct {
+	Name        string `json:"name"`
+	Key         string `json:"key,omitempty"` // catalog key; empty for a memory budget
+	UsableBytes int64  `json:"usable_bytes"`
+}
+
+// VRAMScaleOut is the multi-GPU alternative of plan.ScaleOut: the fixes it
+// needs, the last of which adds the GPUs.
+type VRAMScaleOut struct {
+	GPUs       int         `json:"gpus"`
+	TotalBytes int64       `json:"total_bytes"` // per GPU
+	Stages     []fix.Stage `json:"stages"`
+}
+
+// ShareActionID is the Action ID of the "Share in channel" button; its value
+// is the query, so the bot can re-run it and post the answer publicly. A
+// query is at most maxQueryBytes (1000), within Slack's 2000-character limit
+// on a button value.
+const ShareActionID = "share"
+
+// VRAM answers a /vram query: the memory breakdown, fits or not, the staged
+// fixes and the best-priced GPUs that fit the plan. The error is non-nil only
+// for bad input (a *QueryError, with a message meant for the user).
+func VRAM(ctx context.Context, query string, offers OfferFinder) (reply.Reply, error) {
+	q, err := ParseQuery(query)
+	if err != nil {
+		return reply.Reply{}, err
+	}
+	w := memory.Resolve(q.Workload)
+	est := memory.Estimate(w)
+	fit, headroom := memory.Assess(est, q.GPU)
+	p := plan.Plan(w, q.GPU, q.Framework)
+
+	res := VRAMResult{
+		Workload:      w,
+		Estimate:      est,
+		GPU:           VRAMGPU{Name: q.GPU.Name, Key: q.GPU.Key, UsableBytes: q.GPU.UsableBytes},
+		Fits:          fit != memory.FitDoesNotFit,
+		Fit:           fit,
+		HeadroomBytes: headroom,
+		Verdict:       vramVerdict(fit, headroom, est, q.GPU),
+		Stages:        p.Stages,
+		Offers:        []pricing.Offer{},
+	}
+	if res.Workload.Assumptions == nil {
+		res.Workload.Assumptions = []string{}
+	}
+	if p.ScaleOut != nil {
+		res.ScaleOut = &VRAMScaleOut{GPUs: p.ScaleOut.GPUs, TotalBytes: p.ScaleOut.Estimate.TotalBytes, Stages: p.ScaleOut.Stages}
+	}
+
+	var provenance []string
+	if offers != nil {
+		found, prov := offers.FindOffers(ctx, vramRequirement(q, p))
+		if found != nil {
+			res.Offers = found
+		}
+		provenance = prov
+	} else {
+		provenance = []string{"prices: no price source configured"}
+	}
+
+	r := reply.Reply{
+		Kind:      "vram",
+		Title:     vramTitle(w, q.GPU),
+		Summary:   vramSummary(res, p),
+		Fields:    vramBreakdown(est),
+		Sections:  vramSections(res, p, w),
+		Context:   vramContext(w, provenance),
+		Ephemeral: true,
+		Actions:   []reply.Action{{ID: ShareActionID, Text: "Share in channel", Value: strings.TrimSpace(query)}},
+		Result:    res,
+	}
+	return r, nil
+}
+
+// vramRequirement is what the plan's final workload needs from a GPU offer.
+func vramRequirement(q Query, p plan.Result) pricing.Requirement {
+	final := p.Final
+	req := pricing.Requirement{
+		MemoryPerGPUBytes: p.FinalEstimate.TotalBytes,
+		GPUCount:          max(1, final.GPUs),
+		// A defaulted bf16 would run as fp16 on a card without bf16 with the
+		// same memory, so only an explicit bf16 rules those cards out.
+		NeedBF16:     !slices.Contains(q.Defaults, DefaultPrecision) && (final.Precision == memory.PrecisionBF16 || final.Precision == memory.PrecisionMixedBF16),
+		NeedFP8:      final.KVCacheDtype == "fp8",
+		RequestedGPU: q.RequestedGPU,
+	}
+	if final.Tokens > 0 {
+		flopsPerToken := 2.0 // forward only
+		if final.Method != memory.MethodInference {
+			flopsPerToken = 6.0 // forward + backward (DESIGN.md §6)
+		}
+		req.TrainFLOPs = flopsPerToken * float64(final.Params) * float64(final.Tokens)
+	}
+	return req
+}
+
+// vramGiB formats bytes as GiB with one decimal, the precision the estimate
+// has; a small non-zero part reads "<0.1 GiB", not "0.0 GiB".
+func vramGiB(n int64) string {
+	if n > 0 && n < 1<<30/20 {
+		return "<0.1 GiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<30), 'f', 1, 64) + " GiB"
+}
+
+func vramMethodLabel(m memory.Method) string {
+	switch m {
+	case memory.MethodFull:
+		return "full fine-tuning"
+	case memory.MethodLoRA:
+		return "LoRA"
+	case memory.MethodQLoRA:
+		return "QLoRA"
+	case memory.MethodFreeze:
+		return "freeze"
+	}
+	return string(m)
+}
+
+func vramGPULabel(g catalog.GPU, n int) string {
+	if n > 1 {
+		return fmt.Sprintf("%d× %s", n, g.Name)
+	}
+	return g.Name
+}
+
+func vramTitle(w memory.Workload, g catalog.GPU) string {
+	return fmt.Sprintf("%s · %s · %s", w.ModelName, vramMethodLabel(w.Method), vramGPULabel(g, w.GPUs))
+}
+
+// vramVerdict is the band with its margin, per GPU.
+func vramVerdict(fit memory.Fit, headroom int64, b memory.Breakdown, g catalog.GPU) string {
+	switch fit {
+	case memory.FitFits:
+		return fmt.Sprintf("fits: needs %s of %s usable per GPU (%s to spare)", vramGiB(b.TotalBytes), vramGiB(g.UsableBytes), vramGiB(headroom))
+	case memory.FitTight:
+		if headroom < 0 {
+			return fmt.Sprintf("tight: needs %s of %s usable per GPU (%s over: may not start)", vramGiB(b.TotalBytes), vramGiB(g.UsableBytes), vramGiB(-headroom))
+		}
+		return fmt.Sprintf("tight: needs %s of %s usable per GPU (only %s to spare)", vramGiB(b.TotalBytes), vramGiB(g.UsableBytes), vramGiB(headroom))
+	}
+	return fmt.Sprintf("does not fit: needs %s per GPU, %s more than the %s usable", vramGiB(b.TotalBytes), vramGiB(-headroom), vramGiB(g.UsableBytes))
+}
+
+func vramSummary(res VRAMResult, p plan.Result) string {
+	v := res.Verdict
+	s := strings.ToUpper(v[:1]) + v[1:] + "."
+	nfix := 0
+	for _, st := range p.Stages {
+		nfix += len(st.Fixes)
+	}
+	switch {
+	case nfix == 0:
+		return s
+	case p.Fits:
+		return fmt.Sprintf("%s\nAfter %s in %s: %s per GPU (%s).", s, vramPlural(nfix, "fix", "fixes"), vramPlural(len(p.Stages), "stage", "stages"), vramGiB(p.FinalEstimate.TotalBytes), p.Fit)
+	}
+	return fmt.Sprintf("%s\nAfter %s: %s per GPU, which still does not fit; see the GPUs below.", s, vramPlural(nfix, "fix", "fixes"), vramGiB(p.FinalEstimate.TotalBytes))
+}
+
+func vramPlural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// vramBreakdown lists the estimate, skipping parts that are zero.
+func vramBreakdown(b memory.Breakdown) []reply.Field {
+	parts := []struct {
+		label string
+		bytes int64
+		keep  bool
+	}{
+		{"Weights", b.WeightsBytes, true},
+		{"Gradients", b.GradientsBytes, false},
+		{"Optimizer states", b.OptimizerBytes, false},
+		{"Activations", b.ActivationsBytes, false},
+		{"Logits", b.LogitsBytes, false},
+		{"KV cache", b.KVCacheBytes, false},
+		{"Peak allocated (torch)", b.PeakAllocatedBytes, true},
+		{"Allocator + CUDA context", b.RuntimeOverheadBytes, true},
+		{"Total (nvidia-smi)", b.TotalBytes, true},
+	}
+	var out []reply.Field
+	for _, p := range parts {
+		if p.keep || p.bytes != 0 {
+			out = append(out, reply.Field{Label: p.label, Value: vramGiB(p.bytes)})
+		}
+	}
+	return out
+}
+
+func vramSections(res VRAMResult, p plan.Result, w memory.Workload) []reply.Section {
+	var out []reply.Section
+	for _, st := range p.Stages {
+		last := st.Fixes[len(st.Fixes)-1]
+		head := reply.Section{Title: fmt.Sprintf("Stage %d · %s", st.Stage, st.Title)}
+		if last.TotalAfterBytes != nil {
+			head.Text = "After this stage: " + vramGiB(*last.TotalAfterBytes) + " per GPU"
+		}
+		out = append(out, head)
+		for _, f := range st.Fixes {
+			out = append(out, vramFixSection(f))
+		}
+	}
+	if so := p.ScaleOut; so != nil && p.ChangedMethod {
+		out = append(out, vramScaleOutSection(so, w))
+	}
+	out = append(out, vramOffersSection(res.Offers))
+	return out
+}
+
+// vramScaleOutSection is the alternative that keeps the user's method:
+// the fixes as a list, the snippet of the one that adds GPUs.
+func vramScaleOutSection(so *plan.ScaleOut, w memory.Workload) reply.Section {
+	kept := vramMethodLabel(w.Method)
+	if w.Method == memory.MethodInference {
+		kept = string(w.Precision) + " weights"
+	}
+	s := reply.Section{
+		Title: fmt.Sprintf("Or keep %s on %d GPUs", kept, so.GPUs),
+		Text:  fmt.Sprintf("%s per GPU with:", vramGiB(so.Estimate.TotalBytes)),
+	}
+	var last fix.Fix
+	for _, st := range so.Stages {
+		for _, f := range st.Fixes {
+			s.Items = append(s.Items, fmt.Sprintf("%s (cost: %s)", f.Title, f.Cost))
+			last = f
+		}
+	}
+	if last.Snippet != "" {
+		s.Code = []reply.Code{{Lang: last.SnippetLang, Text: last.Snippet}}
+	}
+	return s
+}
+
+func vramFixSection(f fix.Fix) reply.Section {
+	s := reply.Section{Title: f.Title}
+	var text []string
+	if f.SavesBytes != nil && f.TotalAfterBytes != nil {
+		text = append(text, fmt.Sprintf("Saves %s → %s per GPU.", vramGiB(*f.SavesBytes), vramGiB(*f.TotalAfterBytes)))
+	}
+	if f.Cost != "" {
+		text = append(text, "Cost: "+f.Cost+".")
+	}
+	s.Text = strings.Join(text, " ")
+	if f.Snippet != "" {
+		s.Code = []reply.Code{{Lang: f.SnippetLang, Text: f.Snippet}}
+	}
+	return s
+}
+
+func vramOffersSection(offers []pricing.Offer) reply.Section {
+	s := reply.Section{Title: "GPUs that fit the plan (best price first)"}
+	if len(offers) == 0 {
+		s.Text = "No offer in the price data fits this workload."
+		return s
+	}
+	for _, o := range offers {
+		s.Items = append(s.Items, vramOfferLine(o))
+	}
+	return s
+}
+
+func vramOfferLine(o pricing.Offer) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %d× %s, %s/h (%s/GPU-h)", o.Provider, o.InstanceType, o.GPUCount, o.GPU, vramUSD(o.PricePerHourUSD), vramUSD(o.PricePerGPUHourUSD))
+	if o.Spot {
+		b.WriteString(", spot")
+	}
+	if o.Region != "" {
+		b.WriteString(", " + o.Region)
+	}
+	if o.HoursToFinish != nil && o.CostToFinishUSD != nil {
+		fmt.Fprintf(&b, ", %s h and %s to finish", strconv.FormatFloat(*o.HoursToFinish, 'f', 1, 64), vramUSD(*o.CostToFinishUSD))
+	}
+	fmt.Fprintf(&b, " (as of %s, %s)", o.AsOf, o.Source)
+	if o.Requested {
+		b.WriteString(" [the GPU you named]")
+	}
+	return b.String()
+}
+
+func vramUSD(v float64) string {
+	if v >= 100 {
+		return "$" + strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func vramContext(w memory.Workload, provenance []string) []string {
+	out := append([]string{}, w.Assumptions...)
+	if w.Tokens == 0 {
+		out = append(out, "add tokens=2B (the job size) for the time and cost to finish")
+	}
+	return append(out, provenance...)
+}

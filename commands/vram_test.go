@@ -1,0 +1,290 @@
+package commands_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/pricing"
+	"github.com/vrambot/vrambot/reply"
+)
+
+// The -update flag rewrites golden files (registered only when another test
+// file of this package has not already done so).
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata/")
+	}
+}
+
+// checkVRAMGolden compares got with testdata/name, or rewrites it with -update.
+func checkVRAMGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// The price cache is the production OfferFinder.
+var _ commands.OfferFinder = (*pricing.Book)(nil)
+
+// vramFakeOffers is an OfferFinder with fixed offers: those with enough
+// memory per GPU, the requested GPU marked, with a cost to finish when the
+// requirement has a job size. It records the last requirement.
+type vramFakeOffers struct {
+	last pricing.Requirement
+}
+
+var vramOfferBook = []pricing.Offer{
+	{Provider: "vast", InstanceType: "1x RTX 4090", GPU: "GeForce RTX 4090", GPUKey: "RTX4090", GPUCount: 1, GPUMemoryBytes: 24564 << 20, PricePerHourUSD: 0.35, PricePerGPUHourUSD: 0.35, Region: "us", AsOf: "2026-01-21", Source: "embedded snapshot"},
+	{Provider: "aws", InstanceType: "g6e.xlarge", GPU: "L40S", GPUKey: "L40S", GPUCount: 1, GPUMemoryBytes: 48 << 30, PricePerHourUSD: 1.861, PricePerGPUHourUSD: 1.861, Region: "us-east-1", AsOf: "2026-01-21", Source: "embedded snapshot"},
+	{Provider: "lambda", InstanceType: "gpu_1x_a100_sxm4_80gb", GPU: "A100 80GB", GPUKey: "A100-80GB", GPUCount: 1, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 1.79, PricePerGPUHourUSD: 1.79, Region: "us-east-1", AsOf: "2026-01-21", Source: "embedded snapshot"},
+	{Provider: "lambda", InstanceType: "gpu_8x_h100_sxm5", GPU: "H100 80GB SXM", GPUKey: "H100-SXM", GPUCount: 8, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 23.92, PricePerGPUHourUSD: 2.99, Region: "us-east-1", AsOf: "2026-01-21", Source: "embedded snapshot"},
+}
+
+func (f *vramFakeOffers) FindOffers(_ context.Context, req pricing.Requirement) ([]pricing.Offer, []string) {
+	f.last = req
+	var out []pricing.Offer
+	for _, o := range vramOfferBook {
+		if o.GPUMemoryBytes < req.MemoryPerGPUBytes {
+			continue
+		}
+		o.Requested = o.GPUKey == req.RequestedGPU
+		if req.TrainFLOPs > 0 {
+			hours := req.TrainFLOPs / (float64(o.GPUCount) * 300e12 * 0.4) / 3600
+			cost := hours * o.PricePerHourUSD
+			o.HoursToFinish, o.CostToFinishUSD = &hours, &cost
+		}
+		out = append(out, o)
+	}
+	return out, []string{"prices: embedded snapshot of 2026-01-21 (offline default)"}
+}
+
+var vramGoldenQueries = []struct {
+	name  string
+	query string
+}{
+	{"lora-a100", "7b lora a100"},
+	{"full-a100-tokens", "llama-2-7b full a100 tokens=2B"},
+	{"qlora-4090", "llama-3-8b qlora bs=4 seq=4096 4090"},
+	{"lora-budget-24gb", "meta-llama/Llama-2-7b-hf lora bs=8 seq=4096 24gb framework=hf"},
+	{"vllm-l4", "llama-3.1-8b engine=vllm l4"},
+	{"inference-70b-v100", "llama-2-70b v100"},
+}
+
+func TestVRAMGolden(t *testing.T) {
+	for _, tt := range vramGoldenQueries {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := commands.VRAM(context.Background(), tt.query, &vramFakeOffers{})
+			if err != nil {
+				t.Fatalf("VRAM(%q): %v", tt.query, err)
+			}
+			checkVRAMGolden(t, "vram-"+tt.name+".txt", []byte(reply.Text(r)))
+			js, err := json.MarshalIndent(r.Result, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkVRAMGolden(t, "vram-"+tt.name+".json", append(js, '\n'))
+		})
+	}
+}
+
+func TestVRAMReply(t *testing.T) {
+	offers := &vramFakeOffers{}
+	r, err := commands.VRAM(context.Background(), "llama-2-7b full a100 tokens=2B", offers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != "vram" || !r.Ephemeral {
+		t.Errorf("kind %q, ephemeral %v", r.Kind, r.Ephemeral)
+	}
+	if r.Title != "llama-2-7b · full fine-tuning · A100 80GB" {
+		t.Errorf("title %q", r.Title)
+	}
+	if len(r.Actions) != 1 || r.Actions[0].ID != commands.ShareActionID || r.Actions[0].Text != "Share in channel" || r.Actions[0].Value != "llama-2-7b full a100 tokens=2B" {
+		t.Errorf("actions %+v", r.Actions)
+	}
+	res, ok := r.Result.(commands.VRAMResult)
+	if !ok {
+		t.Fatalf("Result is %T", r.Result)
+	}
+	if res.Fits || !strings.HasPrefix(r.Summary, "Does not fit") {
+		t.Errorf("7B full FT in AMP fits an A100 80GB? summary %q", r.Summary)
+	}
+	if len(res.Stages) == 0 {
+		t.Fatal("no stages")
+	}
+	// The requirement is the plan's final workload, not the one asked.
+	req := offers.last
+	lastStage := res.Stages[len(res.Stages)-1]
+	final := *lastStage.Fixes[len(lastStage.Fixes)-1].TotalAfterBytes
+	if req.MemoryPerGPUBytes != final || req.GPUCount != 1 || req.RequestedGPU != "A100-80GB" {
+		t.Errorf("requirement %+v, want %d bytes on 1 GPU, A100-80GB requested", req, final)
+	}
+	if want := 6 * float64(res.Workload.Params) * 2e9; req.TrainFLOPs != want {
+		t.Errorf("TrainFLOPs %g, want 6 × params × tokens = %g", req.TrainFLOPs, want)
+	}
+	if req.NeedBF16 {
+		t.Error("a defaulted bf16 must not rule out GPUs without bf16")
+	}
+	if !slices.ContainsFunc(r.Context, func(s string) bool { return strings.Contains(s, "embedded snapshot") }) {
+		t.Errorf("provenance missing from context %q", r.Context)
+	}
+	if !slices.ContainsFunc(r.Context, func(s string) bool { return strings.Contains(s, "GPU") || strings.Contains(s, "precision") }) {
+		t.Errorf("assumptions missing from context %q", r.Context)
+	}
+}
+
+func TestVRAMRequirement(t *testing.T) {
+	tests := []struct {
+		query    string
+		bf16     bool
+		fp8      bool
+		flops    float64 // per parameter and token: 6 training, 2 inference, 0 without tokens=
+		gpus     int
+		request  string
+		minBytes int64
+	}{
+		{"7b lora a100", false, false, 0, 1, "A100-80GB", 1 << 30},
+		{"7b lora a100 precision=bf16", true, false, 0, 1, "A100-80GB", 1 << 30},
+		{"7b inference 4090 tokens=1e9", false, false, 2, 1, "RTX4090", 1 << 30},
+		{"7b full 24gb tokens=1B", false, false, 6, 1, "", 1 << 30},
+		{"llama-2-70b 8xh100 kv=fp8 engine=vllm", false, true, 0, 8, "H100-SXM", 1 << 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			f := &vramFakeOffers{}
+			r, err := commands.VRAM(context.Background(), tt.query, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := r.Result.(commands.VRAMResult)
+			req := f.last
+			if req.NeedBF16 != tt.bf16 || req.NeedFP8 != tt.fp8 || req.RequestedGPU != tt.request || req.GPUCount < tt.gpus || req.MemoryPerGPUBytes < tt.minBytes {
+				t.Errorf("requirement %+v", req)
+			}
+			if want := tt.flops * float64(res.Workload.Params) * float64(res.Workload.Tokens); req.TrainFLOPs != want {
+				t.Errorf("TrainFLOPs %g, want %g", req.TrainFLOPs, want)
+			}
+		})
+	}
+}
+
+func TestVRAMBadInput(t *testing.T) {
+	for _, q := range []string{"", "7b lorra", "7b bs=-4", "7b a100 h100", strings.Repeat("x", 5000)} {
+		t.Run(q[:min(len(q), 20)], func(t *testing.T) {
+			_, err := commands.VRAM(context.Background(), q, &vramFakeOffers{})
+			var qe *commands.QueryError
+			if !errors.As(err, &qe) {
+				t.Fatalf("VRAM(%q) error %v, want a *QueryError", q, err)
+			}
+		})
+	}
+}
+
+// TestVRAMJSONContract checks the key names of DESIGN.md §3.3 `vram --json`.
+func TestVRAMJSONContract(t *testing.T) {
+	r, err := commands.VRAM(context.Background(), "llama-2-7b lora a100 rank=8 targets=qv", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(r.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(js, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"workload", "estimate", "gpu", "fits", "headroom_bytes", "stages", "offers"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("top-level key %q missing: %s", k, js)
+		}
+	}
+	if string(doc["stages"]) != "[]" || string(doc["offers"]) != "[]" {
+		t.Errorf("stages %s, offers %s: want empty arrays, not null", doc["stages"], doc["offers"])
+	}
+	keys := func(raw json.RawMessage) map[string]json.RawMessage {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	w := keys(doc["workload"])
+	for _, k := range []string{"model", "params", "trainable_params", "method", "precision", "optimizer", "batch", "seq_len", "grad_checkpointing", "zero_stage", "gpus", "assumptions"} {
+		if _, ok := w[k]; !ok {
+			t.Errorf("workload key %q missing", k)
+		}
+	}
+	if string(w["model"]) != `"llama-2-7b"` || string(w["params"]) != "6738415616" || string(w["trainable_params"]) != "4194304" {
+		t.Errorf("workload model %s params %s trainable %s: want llama-2-7b, 6738415616, 4194304 (PEFT's count)", w["model"], w["params"], w["trainable_params"])
+	}
+	e := keys(doc["estimate"])
+	for _, k := range []string{"weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes", "logits_bytes", "kv_cache_bytes", "peak_allocated_bytes", "runtime_overhead_bytes", "total_bytes"} {
+		if _, ok := e[k]; !ok {
+			t.Errorf("estimate key %q missing", k)
+		}
+	}
+	g := keys(doc["gpu"])
+	if string(g["name"]) != `"A100 80GB"` {
+		t.Errorf("gpu name %s", g["name"])
+	}
+	if _, ok := g["usable_bytes"]; !ok {
+		t.Error("gpu.usable_bytes missing")
+	}
+}
+
+func BenchmarkVRAM(b *testing.B) {
+	f := &vramFakeOffers{}
+	for b.Loop() {
+		if _, err := commands.VRAM(context.Background(), "llama-3-8b qlora bs=4 seq=4096 4090", f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// FuzzVRAM: any query gets a reply or a *QueryError, never a panic; a reply
+// always has a title, a summary and its structured result.
+func FuzzVRAM(f *testing.F) {
+	for _, q := range vramGoldenQueries {
+		f.Add(q.query)
+	}
+	for _, s := range []string{"7b bs=1000000 seq=10000000", "10t full t4 bs=720720", "405b 8xmi300x zero=3 offload=param full", "7b lora seq=10m", "gpt2 inference eager bs=64"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		r, err := commands.VRAM(context.Background(), q, &vramFakeOffers{})
+		if err != nil {
+			var qe *commands.QueryError
+			if !errors.As(err, &qe) {
+				t.Fatalf("error %v is not a *QueryError", err)
+			}
+			return
+		}
+		if r.Title == "" || r.Summary == "" {
+			t.Fatalf("empty title or summary for %q", q)
+		}
+		if _, ok := r.Result.(commands.VRAMResult); !ok {
+			t.Fatalf("Result is %T", r.Result)
+		}
+	})
+}
