@@ -1,0 +1,150 @@
+package bot
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackutilsx"
+
+	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/reply"
+)
+
+// realCommands adapts the commands package to Commands, as main.go does
+// (without offers: rendering and routing are under test here).
+type realCommands struct{}
+
+func (realCommands) VRAM(ctx context.Context, query string) (reply.Reply, error) {
+	return commands.VRAM(ctx, query, nil)
+}
+
+func (realCommands) OOM(ctx context.Context, text string) (reply.Reply, bool) {
+	r := commands.OOM(ctx, text, nil)
+	res, _ := r.Result.(commands.OOMResult)
+	return r, res.Detected
+}
+
+// oomCorpusDir is the public OOM corpus next to the repository root.
+const oomCorpusDir = "../../shared/corpus/oom"
+
+type corpusEntry struct {
+	File   string `json:"file"`
+	Format string `json:"format"`
+	Text   string `json:"-"`
+}
+
+func loadOOMCorpus(t *testing.T) []corpusEntry {
+	t.Helper()
+	f, err := os.Open(filepath.Join(oomCorpusDir, "index.jsonl"))
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("corpus required in CI: %v", err)
+		}
+		t.Skipf("corpus not found: %v", err)
+	}
+	defer f.Close()
+	var out []corpusEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e corpusEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		text, err := os.ReadFile(filepath.Join(oomCorpusDir, "cases", e.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Text = string(text)
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCorpusPastesEndToEnd pastes every public OOM case into a channel the
+// way Slack delivers it (text escaped) and checks one valid threaded reply
+// per case, the OOM metric by format, and silence for chatter.
+func TestCorpusPastesEndToEnd(t *testing.T) {
+	cases := loadOOMCorpus(t)
+	ts := newTestServer(t, nil, nil, func(_ *Config, d *Deps) { d.Commands = realCommands{} })
+	wantFormats := map[string]int{}
+	for i, c := range cases {
+		wantFormats[c.Format]++
+		msg := message(slackutilsx.EscapeMessage(c.Text), "ts", fmt.Sprintf("1700001000.%06d", i))
+		resp := ts.event(t, "EvCorpus"+c.File, msg)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: status %d", c.File, resp.StatusCode)
+		}
+		readAll(t, resp)
+	}
+	for i, chatter := range []string{
+		"we ran out of coffee again",
+		"memory use looks fine: 40 GB of 80 GB on the A100",
+		"anyone seen <https://pytorch.org/docs/stable/notes/cuda.html|the CUDA notes>?",
+	} {
+		readAll(t, ts.event(t, fmt.Sprintf("EvChatter%d", i), message(chatter, "ts", fmt.Sprintf("1700002000.%06d", i))))
+	}
+	ts.idle(t)
+
+	posts := ts.slack.seen("chat.postMessage")
+	threads := map[string]bool{}
+	for _, p := range posts {
+		threads[p.Form.Get("thread_ts")] = true
+		var blocks slack.Blocks
+		if err := json.Unmarshal([]byte(p.Form.Get("blocks")), &blocks); err != nil {
+			t.Fatal(err)
+		}
+		checkLimits(t, blocks.BlockSet, p.Form.Get("text"))
+	}
+	if len(posts) != len(cases) || len(threads) != len(cases) {
+		t.Errorf("%d replies in %d threads for %d pastes", len(posts), len(threads), len(cases))
+	}
+	for _, th := range []string{"1700002000.000000", "1700002000.000001", "1700002000.000002"} {
+		if threads[th] {
+			t.Errorf("chatter %s got a reply", th)
+		}
+	}
+	metrics := scrape(t, ts)
+	for format, n := range wantFormats {
+		if want := fmt.Sprintf(`vrambot_ooms_parsed_total{format=%q} %d`, format, n); !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if got := len(ts.ooms.all()); got != len(cases) {
+		t.Errorf("%d OOMs recorded for the digest, want %d", got, len(cases))
+	}
+}
+
+// TestRealVRAMQueries runs /vram through the real command set.
+func TestRealVRAMQueries(t *testing.T) {
+	ts := newTestServer(t, nil, nil, func(_ *Config, d *Deps) { d.Commands = realCommands{} })
+	tests := []struct {
+		query string
+		share bool
+	}{
+		{"7b lora a100", true},
+		{"llama-3-8b qlora bs=4 seq=4096 4090", true},
+		{"mistral-7b inference 24gb", true},
+		{"lama-7b lora a100", false},
+		{"7b bs=banana", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			got := decodeResponse(t, []byte(readAll(t, ts.slashCommand(t, tt.query))))
+			if n := countButtons(got.Blocks, shareActionID); n != map[bool]int{true: 1, false: 0}[tt.share] {
+				t.Errorf("%d share buttons (text %q)", n, got.Text)
+			}
+		})
+	}
+}

@@ -1,0 +1,173 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/vrambot/vrambot/store"
+)
+
+func TestManifest(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     ManifestConfig
+		wantErr bool
+		wantURL string
+	}{
+		{"socket mode", ManifestConfig{SocketMode: true}, false, ""},
+		{"http mode", ManifestConfig{PublicURL: "https://vrambot.example.com/"}, false, "https://vrambot.example.com/slack/events"},
+		{"http mode without URL", ManifestConfig{}, true, ""},
+		{"http mode with plain http", ManifestConfig{PublicURL: "http://vrambot.example.com"}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := Manifest(tt.cfg)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if tt.wantErr {
+				return
+			}
+			var m struct {
+				Features struct {
+					SlashCommands []struct {
+						Command string `json:"command"`
+						URL     string `json:"url"`
+					} `json:"slash_commands"`
+				} `json:"features"`
+				OAuth struct {
+					Scopes struct {
+						Bot []string `json:"bot"`
+					} `json:"scopes"`
+				} `json:"oauth_config"`
+				Settings struct {
+					Events struct {
+						RequestURL string   `json:"request_url"`
+						BotEvents  []string `json:"bot_events"`
+					} `json:"event_subscriptions"`
+					Interactivity struct {
+						Enabled    bool   `json:"is_enabled"`
+						RequestURL string `json:"request_url"`
+					} `json:"interactivity"`
+					SocketMode bool `json:"socket_mode_enabled"`
+				} `json:"settings"`
+			}
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, scope := range []string{"commands", "chat:write", "app_mentions:read", "channels:history", "groups:history", "im:history", "files:read", "files:write", "reactions:write"} {
+				if !slices.Contains(m.OAuth.Scopes.Bot, scope) {
+					t.Errorf("missing scope %s", scope)
+				}
+			}
+			for _, ev := range []string{"message.channels", "message.groups", "message.im", "app_mention"} {
+				if !slices.Contains(m.Settings.Events.BotEvents, ev) {
+					t.Errorf("missing event %s", ev)
+				}
+			}
+			if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/vram" {
+				t.Errorf("slash commands %+v", m.Features.SlashCommands)
+			}
+			if m.Settings.SocketMode != tt.cfg.SocketMode || m.Settings.Events.RequestURL != tt.wantURL || !m.Settings.Interactivity.Enabled {
+				t.Errorf("settings %+v", m.Settings)
+			}
+			if !tt.cfg.SocketMode && (m.Features.SlashCommands[0].URL != "https://vrambot.example.com/slack/commands" ||
+				m.Settings.Interactivity.RequestURL != "https://vrambot.example.com/slack/interactivity") {
+				t.Errorf("request URLs %+v %+v", m.Features, m.Settings)
+			}
+		})
+	}
+}
+
+func TestNewValidates(t *testing.T) {
+	deps := Deps{Commands: &fakeCommands{}, Store: store.NewMemory()}
+	tests := []struct {
+		name string
+		cfg  Config
+		deps Deps
+		want string
+	}{
+		{"no bot token", Config{SigningSecret: "s"}, deps, "SLACK_BOT_TOKEN"},
+		{"no transport", Config{BotToken: "xoxb-1"}, deps, "SLACK_SIGNING_SECRET"},
+		{"no commands", Config{BotToken: "xoxb-1", AppToken: "xapp-1"}, Deps{Store: store.NewMemory()}, "Commands"},
+	}
+	for _, tt := range tests {
+		_, err := New(tt.cfg, tt.deps)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v", tt.name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "xoxb-1") {
+			t.Errorf("%s: token in error", tt.name)
+		}
+	}
+	s, err := New(Config{BotToken: "xoxb-1", SigningSecret: "s"}, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(context.Background()); err == nil {
+		t.Error("Run without an app token succeeded")
+	}
+}
+
+func TestPacer(t *testing.T) {
+	p := newPacer(50 * time.Millisecond)
+	ctx := context.Background()
+	start := time.Now()
+	for range 3 {
+		if err := p.wait(ctx, "C1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("3 posts to one channel in %v, want >= 100ms", d)
+	}
+	start = time.Now()
+	if err := p.wait(ctx, "C2"); err != nil || time.Since(start) > 20*time.Millisecond {
+		t.Errorf("another channel waited %v (err %v)", time.Since(start), err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = p.wait(ctx, "C3")
+	if err := p.wait(cancelled, "C3"); err == nil {
+		t.Error("wait ignored a cancelled context")
+	}
+}
+
+func TestPosterForDigest(t *testing.T) {
+	fs := newFakeSlack(t)
+	p := NewPoster(slack.New(testBotToken, slack.OptionAPIURL(fs.apiURL())), 0, nil)
+	ctx := context.Background()
+	ts, err := p.PostReply(ctx, "CDIGEST", "", oomFixture())
+	if err != nil || ts == "" {
+		t.Fatalf("PostReply = %q, %v", ts, err)
+	}
+	if err := p.UploadFile(ctx, "CDIGEST", ts, "chart.png", "GPU memory", []byte("\x89PNG...")); err != nil {
+		t.Fatal(err)
+	}
+	done := fs.seen("files.completeUploadExternal")
+	if len(done) != 1 || done[0].Form.Get("thread_ts") != ts {
+		t.Errorf("complete: %+v", done)
+	}
+	if err := p.UploadFile(ctx, "CDIGEST", ts, "empty.txt", "", nil); err == nil {
+		t.Error("empty upload accepted")
+	}
+	// The poster of `vrambot digest`: a token and an API URL without the slash.
+	tp := NewTokenPoster(testBotToken, strings.TrimSuffix(fs.apiURL(), "/"), nil)
+	if _, err := tp.PostReply(ctx, "CDIGEST", ts, oomFixture()); err != nil {
+		t.Fatalf("token poster: %v", err)
+	}
+	if got := fs.seen("chat.postMessage"); len(got) != 2 || got[1].Form.Get("thread_ts") != ts {
+		t.Errorf("token poster posts: %+v", got)
+	}
+	// A Slack error surfaces as an error, not a panic.
+	bad := NewPoster(slack.New(testBotToken, slack.OptionAPIURL(fs.srv.URL+"/nowhere/")), time.Millisecond, nil)
+	if _, err := bad.PostReply(ctx, "C1", "", oomFixture()); err == nil {
+		t.Error("PostReply to a broken API succeeded")
+	}
+}

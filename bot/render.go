@@ -1,0 +1,370 @@
+package bot
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/vrambot/vrambot/reply"
+)
+
+// Block Kit limits. slack-go validates only the 3,000-character text object,
+// so every other limit is enforced here.
+const (
+	// maxBlocks: https://api.slack.com/reference/block-kit/blocks (50 in messages).
+	maxBlocks = 50
+	// maxSectionText: https://api.slack.com/reference/block-kit/blocks#section (text, 3,000 chars).
+	maxSectionText = 3000
+	// maxSectionFields and maxFieldText: same page (fields, 10 items of 2,000 chars).
+	maxSectionFields = 10
+	maxFieldText     = 2000
+	// maxHeaderText: https://docs.slack.dev/reference/block-kit/blocks/header-block (150 chars, plain_text).
+	maxHeaderText = 150
+	// maxContextElements: https://docs.slack.dev/reference/block-kit/blocks/context-block (10 elements).
+	maxContextElements = 10
+	// maxContextText is the text length we allow per context element; the
+	// block reference allows more, 2,000 keeps one element readable.
+	maxContextText = 2000
+	// maxActionElements: https://api.slack.com/reference/block-kit/blocks#actions (25 elements).
+	maxActionElements = 25
+	// maxButtonText and maxButtonValue: https://api.slack.com/reference/block-kit/block-elements#button
+	// (text 75 chars, value 2,000 chars); action_id 255 chars.
+	maxButtonText  = 75
+	maxButtonValue = 2000
+	maxActionID    = 255
+	// maxMessageChars bounds the sum of all block text: Slack answers
+	// msg_blocks_too_long at about 13.2k characters even when every block is
+	// within its own limit (slackapi/bolt-js#2509). 12,000 leaves a margin.
+	maxMessageChars = 12000
+	// maxFallbackText bounds the notification text. Slack truncates at 40,000
+	// (changelog 2018-04); a notification needs far less.
+	maxFallbackText = 3000
+)
+
+// shortenedNote is appended when blocks had to be dropped to fit the limits.
+const shortenedNote = "_Shortened to fit Slack's message limits._"
+
+// ellipsis marks text cut to fit a limit.
+const ellipsis = "…"
+
+// Blocks renders r as Block Kit blocks clamped to Slack's limits, plus the
+// fallback text used for notifications and screen readers. User-derived text
+// is escaped (& < >); our own mrkdwn markers are not.
+func Blocks(r reply.Reply) (blocks []slack.Block, fallback string) {
+	out := render(r)
+	return out.blocks, out.fallback
+}
+
+// rendered is a reply ready for Slack. shortened reports that content was
+// dropped to fit, in which case channel posts attach the full text as a file.
+type rendered struct {
+	blocks    []slack.Block
+	fallback  string
+	shortened bool
+}
+
+// renderPart is one block with its role in clamping: body blocks are dropped
+// first (from the end), context blocks next; head and actions stay.
+type renderPart struct {
+	block slack.Block
+	chars int
+	role  partRole
+}
+
+type partRole int
+
+const (
+	roleHead partRole = iota
+	roleBody
+	roleActions
+	roleContext
+)
+
+func render(r reply.Reply) rendered {
+	var parts []renderPart
+	add := func(role partRole, b slack.Block, chars int) {
+		parts = append(parts, renderPart{block: b, chars: chars, role: role})
+	}
+
+	if title := oneLine(r.Title); title != "" {
+		text := truncateRunes(title, maxHeaderText)
+		add(roleHead, slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, text, true, false)), runeLen(text))
+	}
+	// cut records text lost to a per-element limit.
+	cut := false
+	clip := func(text string, limit int) string {
+		out := truncateEscaped(text, limit)
+		cut = cut || out != text
+		return out
+	}
+	if strings.TrimSpace(r.Summary) != "" {
+		text := clip(escape(r.Summary), maxSectionText)
+		add(roleHead, mrkdwnSection(text), runeLen(text))
+	}
+	for start := 0; start < len(r.Fields); start += maxSectionFields {
+		end := min(start+maxSectionFields, len(r.Fields))
+		fields := make([]*slack.TextBlockObject, 0, end-start)
+		chars := 0
+		limit := groupLimit(maxFieldText, end-start)
+		for _, f := range r.Fields[start:end] {
+			text := clip("*"+escape(oneLine(f.Label))+"*\n"+escape(f.Value), limit)
+			chars += runeLen(text)
+			fields = append(fields, slack.NewTextBlockObject(slack.MarkdownType, text, false, false))
+		}
+		add(roleBody, slack.NewSectionBlock(nil, fields, nil), chars)
+	}
+	for _, s := range r.Sections {
+		for _, chunk := range sectionChunks(s) {
+			add(roleBody, mrkdwnSection(chunk), runeLen(chunk))
+		}
+	}
+	if b, chars := actionsBlock(r.Actions); b != nil {
+		add(roleActions, b, chars)
+	}
+	for start := 0; start < len(r.Context); start += maxContextElements {
+		end := min(start+maxContextElements, len(r.Context))
+		elems := make([]slack.MixedElement, 0, end-start)
+		chars := 0
+		limit := groupLimit(maxContextText, end-start)
+		for _, c := range r.Context[start:end] {
+			text := clip(escape(c), limit)
+			if strings.TrimSpace(text) == "" {
+				continue
+			}
+			chars += runeLen(text)
+			elems = append(elems, slack.NewTextBlockObject(slack.MarkdownType, text, false, false))
+		}
+		if len(elems) > 0 {
+			add(roleContext, slack.NewContextBlock("", elems...), chars)
+		}
+	}
+
+	parts, dropped := clamp(parts)
+	shortened := dropped || cut
+	blocks := make([]slack.Block, 0, len(parts)+1)
+	for _, p := range parts {
+		blocks = append(blocks, p.block)
+	}
+	if shortened {
+		blocks = append(blocks, noteBlock())
+	}
+	return rendered{blocks: blocks, fallback: fallbackText(r), shortened: shortened}
+}
+
+// groupLimit is the per-element text limit for a block of n elements: the
+// element limit, lowered so one block holds at most maxSectionText
+// characters and can never use up the whole message budget alone.
+func groupLimit(elementLimit, n int) int {
+	return max(min(elementLimit, maxSectionText/n), 40)
+}
+
+// clamp drops body blocks from the end, then context blocks, until the
+// message (plus the shortened note) fits the block count and text budget.
+func clamp(parts []renderPart) ([]renderPart, bool) {
+	total := 0
+	for _, p := range parts {
+		total += p.chars
+	}
+	if len(parts) <= maxBlocks && total <= maxMessageChars {
+		return parts, false
+	}
+	noteChars := runeLen(shortenedNote)
+	for len(parts)+1 > maxBlocks || total+noteChars > maxMessageChars {
+		i := lastIndex(parts, roleBody)
+		if i < 0 {
+			i = lastIndex(parts, roleContext)
+		}
+		if i < 0 {
+			break // head and actions alone are bounded well below the limits
+		}
+		total -= parts[i].chars
+		parts = append(parts[:i], parts[i+1:]...)
+	}
+	return parts, true
+}
+
+func lastIndex(parts []renderPart, role partRole) int {
+	for i := len(parts) - 1; i >= 0; i-- {
+		if parts[i].role == role {
+			return i
+		}
+	}
+	return -1
+}
+
+func noteBlock() slack.Block {
+	return slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, shortenedNote, false, false))
+}
+
+func mrkdwnSection(text string) slack.Block {
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)
+}
+
+// sectionChunks renders one reply section as section texts of at most
+// maxSectionText characters: the title and text split at line boundaries,
+// bullet items, then each code block in its own fence.
+func sectionChunks(s reply.Section) []string {
+	var b strings.Builder
+	if t := oneLine(s.Title); t != "" {
+		b.WriteString("*" + escape(t) + "*\n")
+	}
+	if strings.TrimSpace(s.Text) != "" {
+		b.WriteString(escape(s.Text))
+		b.WriteString("\n")
+	}
+	for _, it := range s.Items {
+		b.WriteString("• ")
+		b.WriteString(escape(it))
+		b.WriteString("\n")
+	}
+	var chunks []string
+	if text := strings.TrimRight(b.String(), "\n"); text != "" {
+		chunks = chunkText(text, maxSectionText)
+	}
+	for _, c := range s.Code {
+		chunks = append(chunks, codeChunks(c.Text)...)
+	}
+	return chunks
+}
+
+// codeFence wraps code in a triple-backtick block on its own lines.
+const codeFence = "```"
+
+// codeChunks fences code in pieces that each fit a section. The code is
+// split before the closing fence is added, so a cut never breaks a fence.
+func codeChunks(code string) []string {
+	code = strings.Trim(code, "\n")
+	if strings.TrimSpace(code) == "" {
+		return nil
+	}
+	// Backticks inside code would close the fence early.
+	code = strings.ReplaceAll(escape(code), codeFence, "`\u200b``")
+	budget := maxSectionText - 2*runeLen(codeFence) - 2
+	var out []string
+	for _, piece := range chunkText(code, budget) {
+		out = append(out, codeFence+"\n"+piece+"\n"+codeFence)
+	}
+	return out
+}
+
+func actionsBlock(actions []reply.Action) (slack.Block, int) {
+	if len(actions) == 0 {
+		return nil, 0
+	}
+	elems := make([]slack.BlockElement, 0, min(len(actions), maxActionElements))
+	chars := 0
+	for _, a := range actions[:min(len(actions), maxActionElements)] {
+		if a.ID == "" || runeLen(a.ID) > maxActionID || runeLen(a.Value) > maxButtonValue {
+			continue // Slack rejects the whole message for one bad button
+		}
+		text := truncateRunes(oneLine(a.Text), maxButtonText)
+		if text == "" {
+			continue
+		}
+		chars += runeLen(text)
+		elems = append(elems, slack.NewButtonBlockElement(a.ID, a.Value, slack.NewTextBlockObject(slack.PlainTextType, text, false, false)))
+	}
+	if len(elems) == 0 {
+		return nil, 0
+	}
+	return slack.NewActionBlock("", elems...), chars
+}
+
+// fallbackText is the message's top-level text: title and summary.
+func fallbackText(r reply.Reply) string {
+	parts := make([]string, 0, 2)
+	if t := oneLine(r.Title); t != "" {
+		parts = append(parts, t)
+	}
+	if s := strings.TrimSpace(r.Summary); s != "" {
+		parts = append(parts, s)
+	}
+	text := strings.Join(parts, ": ")
+	if text == "" {
+		text = "vrambot"
+	}
+	return truncateEscaped(escape(text), maxFallbackText)
+}
+
+// escape replaces the three characters Slack treats as control characters
+// in mrkdwn: https://api.slack.com/reference/surfaces/formatting#escaping
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+func escape(s string) string {
+	return escaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// oneLine collapses whitespace runs (newlines included) to single spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+// truncateRunes cuts s to at most n runes, marking the cut with an ellipsis.
+func truncateRunes(s string, n int) string {
+	if runeLen(s) <= n {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:n-1]) + ellipsis
+}
+
+// truncateEscaped is truncateRunes for escaped text: it never leaves half
+// an entity such as "&am" before the ellipsis.
+func truncateEscaped(s string, n int) string {
+	if runeLen(s) <= n {
+		return s
+	}
+	cut := string([]rune(s)[:n-1])
+	if amp := strings.LastIndexByte(cut, '&'); amp >= 0 && !strings.Contains(cut[amp:], ";") {
+		cut = cut[:amp]
+	}
+	return cut + ellipsis
+}
+
+// chunkText splits s into pieces of at most limit runes, preferring line
+// boundaries; a line longer than limit is cut (escape-safely) across pieces.
+func chunkText(s string, limit int) []string {
+	var chunks []string
+	var cur strings.Builder
+	curLen := 0
+	flush := func() {
+		if curLen > 0 {
+			chunks = append(chunks, cur.String())
+			cur.Reset()
+			curLen = 0
+		}
+	}
+	for _, line := range strings.Split(s, "\n") {
+		for runeLen(line) > limit {
+			flush()
+			head := splitEscaped(line, limit)
+			chunks = append(chunks, head)
+			line = line[len(head):]
+		}
+		n := runeLen(line)
+		if curLen > 0 && curLen+1+n > limit {
+			flush()
+		}
+		if curLen > 0 {
+			cur.WriteByte('\n')
+			curLen++
+		}
+		cur.WriteString(line)
+		curLen += n
+	}
+	flush()
+	return chunks
+}
+
+// splitEscaped returns the longest prefix of s with at most limit runes that
+// does not end inside an entity.
+func splitEscaped(s string, limit int) string {
+	head := string([]rune(s)[:limit])
+	if amp := strings.LastIndexByte(head, '&'); amp > 0 && !strings.Contains(head[amp:], ";") {
+		head = head[:amp]
+	}
+	return head
+}
