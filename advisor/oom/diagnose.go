@@ -1,0 +1,456 @@
+package oom
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/fix"
+	"github.com/vrambot/vrambot/advisor/memory"
+)
+
+// Diagnosis is the likely causes of an OOM, most likely first, each with
+// the evidence from the paste, and the staged fixes, easiest first.
+type Diagnosis struct {
+	Causes []Cause     `json:"causes"`
+	Stages []fix.Stage `json:"stages"`
+	// NeedBytes is the per-GPU memory a bigger GPU must have for the
+	// hardware stage (0 when the paste does not say); for the offer search,
+	// not part of the JSON contract.
+	NeedBytes int64 `json:"-"`
+}
+
+// Cause is one likely cause with the evidence that points at it.
+type Cause struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Evidence string `json:"evidence"`
+}
+
+// Cause IDs.
+const (
+	CauseNotAFailure       = "not-a-failure"
+	CauseShapeBug          = "request-absurd"
+	CauseRequestOverTotal  = "request-exceeds-total"
+	CauseFragmentation     = "fragmentation"
+	CauseOtherProcesses    = "other-processes"
+	CauseSharedMemory      = "allocated-above-capacity"
+	CauseAllocatorCap      = "allocator-cap"
+	CauseFreeButFailed     = "free-exceeds-request"
+	CauseLoad              = "weights-do-not-fit"
+	CauseBackward          = "activations-in-backward"
+	CauseOptimizer         = "optimizer-states"
+	CauseEval              = "eval-without-no-grad"
+	CauseGenerate          = "kv-cache-in-generate"
+	CauseForward           = "activations-in-forward"
+	CauseHostRAM           = "host-ram"
+	CauseVLLM              = "vllm-kv-cache"
+	CauseTGI               = "tgi-prefill-budget"
+	CauseTFPrealloc        = "tf-allocator"
+	CauseJAXPrealloc       = "jax-preallocation"
+	CauseMPSWatermark      = "mps-watermark"
+	CauseNoNumbers         = "no-numbers"
+	CauseEmptyRequest      = "zero-byte-request"
+	CauseFullBeforeFirstOp = "gpu-full-before-first-op"
+	CauseSingleBlockLimit  = "single-allocation-limit"
+	CauseGPUFull           = "gpu-full"
+)
+
+// Thresholds for reading the numbers.
+const (
+	gib = int64(1) << 30
+	// fragmentedShare: a reserve-but-unallocated pool above this share of
+	// the GPU (and at least the request) is memory the allocator holds but
+	// cannot hand out in one piece.
+	fragmentedShare = 0.05
+	// absurdFactor: a request this many times the GPU is a shape bug, not
+	// a model that is slightly too big.
+	absurdFactor = 4
+	// contextSlack is what the CUDA context and libraries take outside the
+	// allocator (~0.3-1 GiB); memory missing beyond it is held elsewhere.
+	contextSlack = gib
+)
+
+// Diagnose reads the likely causes and the staged fixes from a Report. It
+// is pure and never fails; a report with detected=false gives nothing.
+func Diagnose(r Report) Diagnosis {
+	d := Diagnosis{Causes: []Cause{}, Stages: []fix.Stage{}}
+	if !r.Detected {
+		return d
+	}
+	b := &builder{r: r, stack: r.Stack}
+	if b.stack == fix.FrameworkUnknown {
+		b.stack = stackFor(r)
+	}
+	b.numbers()
+	b.byFormat()
+	b.byPhase()
+	if len(b.causes) == 0 {
+		b.gpuFull()
+	}
+	if len(b.causes) == 0 {
+		b.cause(CauseNoNumbers, "The paste does not say where the memory went",
+			"no byte counts and no stack frame that places the OOM", fixMicroBatch, fixCheckpointing, fixBF16)
+	}
+	d.Causes = b.causes
+	d.Stages = b.stages()
+	d.NeedBytes = max(b.need, loadNeed(r))
+	return d
+}
+
+// stackFor guesses the idiom from the framework field when the report
+// came from JSON (Stack is not serialised).
+func stackFor(r Report) fix.Framework {
+	switch r.Framework {
+	case FrameworkTensorFlow:
+		return fix.FrameworkKeras
+	case FrameworkJAX:
+		return fix.FrameworkJAX
+	case FrameworkVLLM:
+		return fix.FrameworkVLLM
+	case FrameworkDeepSpeed:
+		return fix.FrameworkDeepSpeed
+	}
+	return fix.FrameworkPyTorch
+}
+
+type builder struct {
+	r      Report
+	stack  fix.Framework
+	causes []Cause
+	fixes  []string // fix IDs in the order the causes asked for them
+	need   int64
+}
+
+func (b *builder) cause(id, title, evidence string, fixes ...string) {
+	for _, c := range b.causes {
+		if c.ID == id {
+			return
+		}
+	}
+	b.causes = append(b.causes, Cause{ID: id, Title: title, Evidence: evidence})
+	for _, f := range fixes {
+		if !slices.Contains(b.fixes, f) {
+			b.fixes = append(b.fixes, f)
+		}
+	}
+}
+
+func val(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// reservedUnallocated is what the allocator holds but has not handed out,
+// in any message generation.
+func reservedUnallocated(r Report) (int64, bool) {
+	switch {
+	case r.ReservedUnallocatedBytes != nil:
+		return *r.ReservedUnallocatedBytes, true
+	case r.ReservedByFrameworkBytes != nil && r.AllocatedByFrameworkBytes != nil:
+		return max(0, *r.ReservedByFrameworkBytes-*r.AllocatedByFrameworkBytes), true
+	}
+	return 0, false
+}
+
+// numbers reads causes from the byte counts.
+func (b *builder) numbers() {
+	r := b.r
+	tried, total, free, alloc := r.TriedToAllocateBytes, r.TotalCapacityBytes, r.FreeBytes, r.AllocatedByFrameworkBytes
+	if r.Extra["non_fatal"] == true {
+		b.cause(CauseNotAFailure, "Only allocator warnings: TensorFlow says this is not a failure",
+			"every OOM line ends with \"The caller indicates that this is not a failure\"; the crash, if any, is elsewhere in the log", fixTFGrowth)
+	}
+	if tried != nil && *tried == 0 {
+		b.cause(CauseEmptyRequest, "A 0-byte request failed: an empty tensor, not a full GPU",
+			"tried to allocate 0 bytes", fixShapeBug)
+	}
+	if tried != nil && total != nil && *total > 0 {
+		switch {
+		case *tried >= absurdFactor**total || *tried >= 1<<40:
+			b.cause(CauseShapeBug, "The request is absurd for this GPU: a shape bug, not a capacity problem",
+				fmt.Sprintf("tried to allocate %s on a %s GPU (%.0f×)", GiB(*tried), GiB(*total), float64(*tried)/float64(*total)), fixShapeBug)
+		case *tried > *total:
+			b.cause(CauseRequestOverTotal, "One tensor is bigger than the whole GPU",
+				fmt.Sprintf("tried to allocate %s; the GPU has %s in total — %s", GiB(*tried), GiB(*total), bigTensorHint(r)),
+				fixMicroBatch, fixSDPA, fixChunkedLoss, fixCheckpointing, fixBiggerGPU)
+			b.need = max(b.need, *tried+val(alloc))
+		}
+	}
+	if alloc != nil && total != nil && *alloc > *total && r.Format != FormatMPS && r.Format != FormatTFBFC {
+		b.cause(CauseSharedMemory, "Allocated memory exceeds the GPU's capacity: the driver spilled into shared system memory",
+			fmt.Sprintf("%s allocated on a %s GPU — the Windows driver's sysmem fallback, which is slow and ends in an OOM anyway", GiB(*alloc), GiB(*total)),
+			fixMicroBatch, fixBF16, fixCheckpointing, fixSysmemFallback)
+	}
+	if ru, ok := reservedUnallocated(r); ok && total != nil && ru > 0 && float64(ru) >= fragmentedShare*float64(*total) && (tried == nil || ru >= *tried) {
+		b.cause(CauseFragmentation, "Fragmentation: the allocator holds free memory it cannot hand out in one piece",
+			fmt.Sprintf("%s is reserved by PyTorch but unallocated, more than the %s requested", GiB(ru), GiB(val(tried))),
+			fixExpandableSegments, fixMicroBatch)
+	}
+	if v, ok := r.Extra["allowed_bytes"].(int64); ok {
+		b.cause(CauseAllocatorCap, "A per-process memory fraction caps this process",
+			fmt.Sprintf("the message says %s allowed (torch.cuda.set_per_process_memory_fraction) although %s is free", GiB(v), GiB(val(free))), fixRaiseFraction)
+	}
+	b.otherProcesses()
+	if tried != nil && free != nil && *free >= *tried && *tried > 0 && !b.has(CauseAllocatorCap) && !b.has(CauseFragmentation) {
+		ev := fmt.Sprintf("%s reported free, more than the %s requested", GiB(*free), GiB(*tried))
+		if total != nil && *free > *total {
+			ev += fmt.Sprintf("; free exceeds the %s total, as on unified-memory APUs where the driver's numbers disagree", GiB(*total))
+		}
+		b.cause(CauseFreeButFailed, "The request failed although enough memory is reported free",
+			ev+" — no contiguous block, a driver-side limit or memory taken between the check and the call", fixExpandableSegments, fixMicroBatch)
+	}
+}
+
+// gpuFull is the reading of last resort when the numbers say nothing
+// special and no stack frame places the OOM: the job's own tensors filled
+// the GPU.
+func (b *builder) gpuFull() {
+	r := b.r
+	tried, total, free, alloc := r.TriedToAllocateBytes, r.TotalCapacityBytes, r.FreeBytes, r.AllocatedByFrameworkBytes
+	if tried == nil || total == nil || alloc == nil || r.Format == FormatMPS {
+		return
+	}
+	ev := fmt.Sprintf("%s allocated by %s of %s, and the next %s did not fit", GiB(*alloc), r.Framework, GiB(*total), GiB(*tried))
+	if free != nil {
+		ev += fmt.Sprintf(" (%s free)", GiB(*free))
+	}
+	b.cause(CauseGPUFull, "The GPU is full with this job's own tensors", ev,
+		fixMicroBatch, fixCheckpointing, fixBF16, fixSDPA)
+}
+
+// bigTensorHint says which tensor is usually that big, from the phase.
+func bigTensorHint(r Report) string {
+	switch r.Phase {
+	case PhaseBackward:
+		return "usually a gradient of the attention scores or logits for the whole batch"
+	case PhaseGenerate, PhaseEval:
+		return "usually the logits or attention scores of a long input or a big batch"
+	case PhaseLoad:
+		return "a single weight tensor larger than the card"
+	}
+	return "usually attention scores (eager attention is batch × heads × seq²), the logits (batch × seq × vocab) or the batch itself"
+}
+
+// otherProcesses reads memory held outside this process: Process lines
+// (one line alone, without a line for this process, is this process seen
+// from inside a container) and memory missing from the totals.
+func (b *builder) otherProcesses() {
+	r := b.r
+	var others int64
+	for _, p := range r.OtherProcesses {
+		others += p.Bytes
+	}
+	own := val(r.ProcessInUseBytes)
+	if own == 0 {
+		own = val(r.AllocatedByFrameworkBytes)
+		if ru, ok := reservedUnallocated(r); ok {
+			own += ru
+		}
+	}
+	if len(r.OtherProcesses) == 1 && r.ProcessInUseBytes == nil {
+		// One line and none for this process: usually this process seen
+		// through a container's PID namespace. It then shows the
+		// allocator's memory plus the CUDA context and libraries.
+		p := r.OtherProcesses[0]
+		if own > 0 && p.Bytes >= own-gib && p.Bytes <= own+max(3*gib, own/10) {
+			return
+		}
+	}
+	if len(r.OtherProcesses) > 0 && others > 0 {
+		b.cause(CauseOtherProcesses, "Other processes hold memory on this GPU",
+			fmt.Sprintf("%s held by %s — a stale notebook kernel, a zombie worker or another job", GiB(others), processList(r.OtherProcesses)),
+			fixKillOther, fixOneProcessPerGPU)
+		return
+	}
+	if r.TotalCapacityBytes == nil || r.FreeBytes == nil || own == 0 || r.Format == FormatMPS {
+		return
+	}
+	missing := *r.TotalCapacityBytes - *r.FreeBytes - own - contextSlack
+	if missing > max(gib, *r.TotalCapacityBytes/10) {
+		b.cause(CauseOtherProcesses, "Memory is held outside this process",
+			fmt.Sprintf("of %s, %s is free and this process accounts for %s: about %s is used elsewhere (another process or notebook)",
+				GiB(*r.TotalCapacityBytes), GiB(*r.FreeBytes), GiB(own), GiB(missing)),
+			fixKillOther, fixOneProcessPerGPU)
+	}
+}
+
+func processList(ps []OtherProcess) string {
+	s := ""
+	for i, p := range ps {
+		if i == 3 {
+			return s + fmt.Sprintf(" and %d more", len(ps)-3)
+		}
+		if i > 0 {
+			s += ", "
+		}
+		if p.PID > 0 {
+			s += fmt.Sprintf("PID %d (%s)", p.PID, GiB(p.Bytes))
+		} else {
+			s += GiB(p.Bytes)
+		}
+	}
+	return s
+}
+
+func (b *builder) has(id string) bool {
+	return slices.ContainsFunc(b.causes, func(c Cause) bool { return c.ID == id })
+}
+
+// byFormat adds what a message family says by itself.
+func (b *builder) byFormat() {
+	r := b.r
+	switch {
+	case r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA:
+		ev := "vLLM could not fit the KV cache for one full-length request in its memory budget"
+		if n, ok := r.Extra["max_seq_len"].(int); ok {
+			if kv, ok := r.Extra["kv_cache_tokens"].(int); ok {
+				ev = fmt.Sprintf("max_model_len %d needs more KV cache than the %d tokens that fit", n, kv)
+			}
+		}
+		b.cause(CauseVLLM, "vLLM's KV cache does not fit in gpu_memory_utilization × GPU after the weights", ev,
+			fixVLLMMaxModelLen, fixVLLMUtilization, fixVLLMFP8KV, fixVLLMTP, fixQuantize, fixBiggerGPU)
+	case r.Framework == FrameworkVLLM && r.Format == FormatXLA:
+		b.cause(CauseVLLM, "vLLM on TPU could not reserve its program memory",
+			"the TPU runtime could not reserve the compiled program's memory; on TPU this is fixed by lowering gpu_memory_utilization", fixVLLMUtilizationLower, fixVLLMMaxModelLen)
+	case r.Extra["stack"] == "text-generation-inference" && r.Format == FormatOther:
+		b.cause(CauseTGI, "TGI cannot fit its prefill token budget after loading the model",
+			"TGI warms up with --max-batch-prefill-tokens tokens and that batch does not fit", fixTGIPrefill, fixQuantize, fixVLLMTP)
+	case r.Format == FormatCPUAlloc || r.Extra["kind"] == "dataloader-worker-killed" || r.Extra["kind"] == "oom-killed" || r.Extra["kind"] == "pinned-host-alloc-failed":
+		ev := "the allocation that failed is host RAM, not GPU memory"
+		if t := r.TriedToAllocateBytes; t != nil {
+			ev = fmt.Sprintf("host RAM: tried to allocate %s on the CPU", GiB(*t))
+			if *t >= 256*gib {
+				ev += " — a size that large is a shape bug"
+			}
+		}
+		b.cause(CauseHostRAM, "The machine ran out of host RAM", ev, fixDataLoader, fixShapeBug)
+	case r.Format == FormatMPS:
+		b.cause(CauseMPSWatermark, "Apple MPS hit its high-watermark limit",
+			fmt.Sprintf("MPS allocated %s plus other allocations against a limit of %s", GiB(val(r.AllocatedByFrameworkBytes)), GiB(val(r.TotalCapacityBytes))),
+			fixMicroBatch, fixMPSWatermark, fixBF16)
+	case r.Format == FormatCuBLAS:
+		b.cause(CauseFullBeforeFirstOp, "cuBLAS could not create its handle: the GPU was already full at the first matmul",
+			"CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate — the workspace allocation failed", fixKillOther, fixQuantize, fixDeviceMap)
+	case r.Extra["backend"] == "xpu-ipex-old" || r.Extra["backend"] == "xpu":
+		if t := r.TriedToAllocateBytes; t != nil && *t > 4*gib && val(r.AllocatedByFrameworkBytes) == 0 {
+			b.cause(CauseSingleBlockLimit, "Intel GPUs refuse single allocations above 4 GiB by default",
+				fmt.Sprintf("one allocation of %s on an otherwise empty XPU", GiB(*t)), fixMicroBatch, fixXPULargeAlloc)
+		}
+	case r.Format == FormatTFBFC || r.Framework == FrameworkTensorFlow:
+		ev := "TensorFlow's BFC allocator could not place the tensor"
+		if s, ok := r.Extra["shape"].([]int); ok && len(s) > 0 {
+			ev = fmt.Sprintf("tensor of shape %v (%s as float32); the first dimension is usually the batch", s, GiB(shapeBytes(s, 4)))
+		}
+		b.cause(CauseTFPrealloc, "The tensor does not fit in TensorFlow's GPU allocator", ev, fixMicroBatch, fixTFMixed, fixTFGrowth)
+	case r.Format == FormatXLA || r.Framework == FrameworkJAX:
+		ev := "XLA could not allocate the buffer"
+		if u, ok := r.Extra["hbm_used_bytes"].(int64); ok && r.TotalCapacityBytes != nil {
+			ev = fmt.Sprintf("the compiled program needs %s of HBM; the chip has %s", GiB(u), GiB(*r.TotalCapacityBytes))
+		}
+		b.cause(CauseJAXPrealloc, "The XLA program does not fit in device memory", ev, fixJAXMemFraction, fixMicroBatch, fixJAXRemat, fixJAXShard)
+	}
+	if k, _ := r.Extra["kind"].(string); k == "cuda-error-out-of-memory" || k == "thc-cuda-runtime-error-2" {
+		b.cause(CauseNoNumbers, "A raw CUDA out-of-memory error: no numbers, and the stack may be elsewhere",
+			"cudaErrorMemoryAllocation came from outside the caching allocator (a kernel, a library, context creation); CUDA reports it asynchronously",
+			fixKillOther, fixLaunchBlocking, fixMicroBatch)
+	}
+}
+
+func shapeBytes(shape []int, elem int64) int64 {
+	n := elem
+	for _, d := range shape {
+		if d <= 0 || n > (1<<62)/int64(d) {
+			return n
+		}
+		n *= int64(d)
+	}
+	return n
+}
+
+// byPhase adds the cause the phase points at.
+func (b *builder) byPhase() {
+	r := b.r
+	ev := "the stack shows it"
+	if r.PhaseEvidence != "" {
+		ev = "the stack shows " + r.PhaseEvidence
+	}
+	graphStack := b.stack == fix.FrameworkKeras || b.stack == fix.FrameworkJAX
+	switch r.Phase {
+	case PhaseLoad:
+		if r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM {
+			return
+		}
+		title, evidence := "The model's weights do not fit while loading", ev
+		if est, ok := weightsEstimate(r); ok {
+			evidence += "; " + est
+		}
+		b.cause(CauseLoad, title, evidence, fixQuantize, fixDeviceMap, fixKillOther, fixBiggerGPU)
+	case PhaseBackward, PhaseForward:
+		if graphStack {
+			// Keras and JAX: the batch and precision are the levers.
+			b.cause(CauseForward, "Activations of the batch do not fit", ev, fixMicroBatch, fixTFMixed, fixJAXRemat, fixBF16, fixCheckpointing)
+		} else if r.Phase == PhaseBackward {
+			b.cause(CauseBackward, "Activations saved for backward exceed the memory left after weights, gradients and optimizer states", ev,
+				fixMicroBatch, fixCheckpointing, fixBF16, fixSDPA, fixLoRA, fix8bitOptim, fixZeRO)
+		} else {
+			b.cause(CauseForward, "Forward activations of the batch do not fit", ev,
+				fixMicroBatch, fixCheckpointing, fixBF16, fixSDPA, fixInferenceMode)
+		}
+	case PhaseOptimizer:
+		b.cause(CauseOptimizer, "Optimizer states (Adam keeps two fp32 copies per parameter) do not fit", ev,
+			fix8bitOptim, fixLoRA, fixZeRO, fixBiggerGPU)
+	case PhaseEval:
+		b.cause(CauseEval, "Evaluation keeps more than it needs: autograd graphs, accumulated outputs, a bigger eval batch", ev,
+			fixInferenceMode, fixItem, fixEvalBatch)
+	case PhaseGenerate:
+		b.cause(CauseGenerate, "Generation's KV cache and logits grow with batch × length", ev,
+			fixInferenceMode, fixGenerateLimits, fixQuantize)
+	}
+}
+
+// weightsEstimate states the weights size from the estimator when the
+// paste names a model the catalog knows, and sets the bigger-GPU need.
+func weightsEstimate(r Report) (string, bool) {
+	if r.ModelHint == nil {
+		return "", false
+	}
+	m, ok := catalog.LookupModel(*r.ModelHint)
+	if !ok {
+		return "", false
+	}
+	br := memory.Estimate(memory.Workload{ModelName: m.Name, Method: memory.MethodInference, Precision: memory.PrecisionBF16, Batch: 1, SeqLen: 2048})
+	s := fmt.Sprintf("%s's weights alone are about %s in bf16 (estimate; %s with a 2k-token request)", m.Name, GiB(br.WeightsBytes), GiB(br.TotalBytes))
+	if r.TotalCapacityBytes != nil {
+		s += fmt.Sprintf(", on a %s GPU", GiB(*r.TotalCapacityBytes))
+	}
+	return s, true
+}
+
+// loadNeed is the per-GPU memory the hardware stage asks for when the
+// paste names a known model that failed to load.
+func loadNeed(r Report) int64 {
+	if r.Phase != PhaseLoad || r.ModelHint == nil {
+		return 0
+	}
+	m, ok := catalog.LookupModel(*r.ModelHint)
+	if !ok {
+		return 0
+	}
+	return memory.Estimate(memory.Workload{ModelName: m.Name, Method: memory.MethodInference, Precision: memory.PrecisionBF16, Batch: 1, SeqLen: 2048}).TotalBytes
+}
+
+// GiB formats bytes as the frameworks do ("2.00 GiB", "512.00 MiB").
+func GiB(n int64) string {
+	switch {
+	case n >= gib:
+		return fmt.Sprintf("%.2f GiB", float64(n)/float64(gib))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/float64(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.2f KiB", float64(n)/float64(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,50 @@
+package oom
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// maxReportJSON bounds the JSON of any report: the fields are numbers and
+// short strings, extra holds a handful of values.
+const maxReportJSON = 64 << 10
+
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(corpusDir, "cases", "*.txt"))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatalf("seed %s: %v", name, err)
+		}
+		f.Add(string(b))
+		f.Add(slackEscape(string(b)))
+	}
+	f.Add("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.00 GiB is free.")
+	f.Add("<span>OutOfMemoryError</span>: CUDA out of memory. Tried to allocate 1 GiB (GPU 0; 2 GiB total capacity; 1 GiB already allocated; 0 bytes free; 1 GiB cached)")
+	f.Add("\x1b[31m[rank1]: Tried to allocate 99999999999999999999 GiB (GPU 0;\r\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		r := Parse(text)
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		if len(b) > maxReportJSON {
+			t.Fatalf("report JSON is %d bytes", len(b))
+		}
+		if !r.Detected && (r.TriedToAllocateBytes != nil || r.Occurrences != 0) {
+			t.Fatalf("fields set without a detection: %s", b)
+		}
+		if r.Detected && (r.Occurrences < 1 || r.Occurrences > len(text)) {
+			t.Fatalf("occurrences %d for %d bytes", r.Occurrences, len(text))
+		}
+		for _, p := range []*int64{r.TriedToAllocateBytes, r.TotalCapacityBytes, r.FreeBytes, r.AllocatedByFrameworkBytes,
+			r.ReservedByFrameworkBytes, r.ReservedUnallocatedBytes, r.ProcessInUseBytes} {
+			if p != nil && *p < 0 {
+				t.Fatalf("negative size: %s", b)
+			}
+		}
+		_ = Diagnose(r)
+	})
+}

@@ -1,0 +1,344 @@
+package oom
+
+import (
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// line is one normalised line of a paste. Rank is the torchrun "[rankN]:"
+// prefix (-1 when absent), so that a traceback can be matched to the rank
+// that printed the OOM. Fresh marks a line that carried a log prefix: it
+// starts a new record and is never a hard-wrap continuation.
+type line struct {
+	text  string
+	rank  int
+	fresh bool
+}
+
+// normalize undoes what Slack, Markdown, terminals and log collectors do to
+// a paste: Slack links and entity escaping, HTML-rendered ANSI colours, ANSI
+// escapes, CR/CRLF and tqdm carriage returns, code fences, quote markers,
+// log prefixes (torchrun ranks, vLLM, docker compose, ISO timestamps, TF
+// glog, loguru, pytest), then re-joins lines that a terminal hard-wrapped
+// inside a word. Every step is one pass over its input.
+func normalize(s string) []line {
+	s = unSlackLinks(s)
+	if strings.IndexByte(s, '&') >= 0 {
+		s = html.UnescapeString(s)
+	}
+	if t, stripped := stripHTMLTags(s); stripped {
+		s = html.UnescapeString(t)
+	}
+	s = stripANSI(s)
+
+	raw := splitLines(s)
+	out := make([]line, 0, len(raw))
+	for _, r := range raw {
+		l, keep := cleanLine(r)
+		if keep {
+			out = append(out, l)
+		}
+	}
+	return joinWraps(out)
+}
+
+// splitLines splits on \n, \r\n and lone \r (tqdm redraws).
+func splitLines(s string) []string {
+	lines := make([]string, 0, strings.Count(s, "\n")+1)
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			lines = append(lines, s[start:i])
+			start = i + 1
+		case '\r':
+			lines = append(lines, s[start:i])
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		lines = append(lines, s[start:])
+	}
+	return lines
+}
+
+// maxTagLen bounds how far a tag or a Slack link may reach, keeping every
+// scan linear.
+const maxTagLen = 2048
+
+// unSlackLinks rewrites Slack's <https://x|label> to label and <https://x>
+// to the URL. Other <...> text is left alone.
+func unSlackLinks(s string) string {
+	if !strings.Contains(s, "<http") && !strings.Contains(s, "<mailto:") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		if s[i] == '<' && (strings.HasPrefix(s[i+1:], "http") || strings.HasPrefix(s[i+1:], "mailto:")) {
+			rest := s[i+1 : min(len(s), i+1+maxTagLen)]
+			if end := strings.IndexAny(rest, ">\n"); end >= 0 && rest[end] == '>' {
+				link := rest[:end]
+				if _, label, ok := strings.Cut(link, "|"); ok {
+					b.WriteString(label)
+				} else {
+					b.WriteString(link)
+				}
+				i += end + 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+// htmlTags are the tag names a rendered-HTML paste (Jupyter's ANSI output,
+// GitHub's rendering) carries. Only these are stripped, so Python's
+// <module>, <lambda> and <stdin> survive.
+var htmlTags = map[string]bool{
+	"span": true, "pre": true, "div": true, "br": true, "code": true, "b": true, "i": true,
+	"p": true, "font": true, "strong": true, "em": true, "a": true, "kbd": true, "samp": true,
+	"details": true, "summary": true, "u": true, "tt": true,
+}
+
+// stripHTMLTags removes tags named in htmlTags; it reports whether any was.
+func stripHTMLTags(s string) (string, bool) {
+	if !strings.Contains(s, "<span") && !strings.Contains(s, "<pre") && !strings.Contains(s, "</") && !strings.Contains(s, "<br") {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	stripped := false
+	for i := 0; i < len(s); {
+		if s[i] == '<' {
+			if n := tagLen(s[i:]); n > 0 {
+				stripped = true
+				i += n
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String(), stripped
+}
+
+// tagLen returns the length of the HTML tag at the start of s, or 0.
+func tagLen(s string) int {
+	j := 1
+	if j < len(s) && s[j] == '/' {
+		j++
+	}
+	k := j
+	for k < len(s) && k-j < 10 && (s[k] >= 'a' && s[k] <= 'z' || s[k] >= 'A' && s[k] <= 'Z') {
+		k++
+	}
+	if !htmlTags[strings.ToLower(s[j:k])] || k >= len(s) || (s[k] != '>' && s[k] != ' ' && s[k] != '/') {
+		return 0
+	}
+	end := strings.IndexByte(s[k:min(len(s), k+maxTagLen)], '>')
+	if end < 0 {
+		return 0
+	}
+	return k + end + 1
+}
+
+// reLiteralANSI matches colour codes that lost their ESC byte or were
+// written out by a JSON dump ("\u001b[0;31m", "[0;31m").
+var reLiteralANSI = regexp.MustCompile(`(?:\\u001[bB]|\\x1[bB]|\\033)?\[[0-9;]{1,12}m`)
+
+// stripANSI removes ESC [ ... final-byte sequences (colours, cursor moves)
+// and colour codes written out as text.
+func stripANSI(s string) string {
+	if strings.Contains(s, "[0m") || strings.Contains(s, "u001b[") {
+		s = reLiteralANSI.ReplaceAllString(s, "")
+	}
+	if strings.IndexByte(s, 0x1b) < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			if i+1 < len(s) && s[i+1] == '[' {
+				j := i + 2
+				for j < len(s) && j-i < 32 && (s[j] >= '0' && s[j] <= '9' || s[j] == ';' || s[j] == '?') {
+					j++
+				}
+				if j < len(s) {
+					i = j
+				}
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// Log prefixes, each anchored at the start of a line. They are tried only
+// when the line's first byte can start them, so most lines cost nothing.
+var (
+	rankPrefix    = regexp.MustCompile(`^\[rank(\d+)\]:\s?`)
+	composePrefix = regexp.MustCompile(`^[A-Za-z0-9][\w.-]{0,80}\s+\| ?`)
+	isoPrefix     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+`)
+	glogPrefix    = regexp.MustCompile(`^:?\s?[IWEF]\s?(?:\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+)?(?:0x[0-9a-f]+ )?[\w/.-]+\.(?:cc|h|cpp|c):\d+\]\s?`)
+	vllmPrefix    = regexp.MustCompile(`^(?:\([^()\n]{0,60}pid=\d+\)\s+)?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w./-]+:\d+\]\s?`)
+	procPrefix    = regexp.MustCompile(`^\([^()\n]{0,60}pid=\d+\)\s+`)
+	loguruPrefix  = regexp.MustCompile(`^[^|\n]{1,40}\|[^|\n]{1,40}\|\s*[\w.<>-]+:[\w.<>-]+:\d+\s+-\s+`)
+	pytestPrefix  = regexp.MustCompile(`^FAILED (?:\[[^\]]{0,20}\] )?\S+ - `)
+)
+
+// cleanLine strips fences, quote markers and log prefixes from one line. It
+// returns keep=false for lines that are only a fence marker.
+func cleanLine(s string) (line, bool) {
+	l := line{rank: -1}
+	for range 8 {
+		t := strings.TrimLeft(s, " \t")
+		switch {
+		case strings.HasPrefix(t, "```"):
+			t = strings.TrimLeft(t, "`")
+			if isFenceLang(t) {
+				return l, false
+			}
+			s = t
+			continue
+		case strings.HasPrefix(t, ">") && !strings.HasPrefix(t, ">>>"):
+			s = strings.TrimPrefix(strings.TrimLeft(t, ">"), " ")
+			continue
+		}
+		if glogPrefix.MatchString(t) {
+			// Keep TF/XLA glog prefixes: the source path tells TF from
+			// JAX (external/org_tensorflow). They still start a record.
+			l.fresh = true
+			break
+		}
+		if m := stripPrefix(t); m >= 0 {
+			if r := rankPrefix.FindStringSubmatch(t); r != nil {
+				l.rank, _ = strconv.Atoi(r[1])
+			}
+			l.fresh = true
+			s = t[m:]
+			continue
+		}
+		break
+	}
+	s = strings.TrimSuffix(strings.TrimRight(s, " \t"), "```")
+	l.text = s
+	return l, true
+}
+
+// isFenceLang reports whether what follows ``` makes the line a fence
+// marker: nothing, or a language tag such as "python" or "text".
+func isFenceLang(t string) bool {
+	t = strings.TrimSpace(t)
+	if len(t) > 24 {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '+') {
+			return false
+		}
+	}
+	return true
+}
+
+// stripPrefix returns the length of a log prefix at the start of t, or -1.
+func stripPrefix(t string) int {
+	if t == "" {
+		return -1
+	}
+	var res []*regexp.Regexp
+	switch c := t[0]; {
+	case c == '[':
+		res = []*regexp.Regexp{rankPrefix}
+	case c >= '0' && c <= '9':
+		res = []*regexp.Regexp{isoPrefix, loguruPrefix, composePrefix}
+	case c == 'I' || c == 'W' || c == 'E' || c == 'F' || c == 'D' || c == 'C':
+		res = []*regexp.Regexp{vllmPrefix, pytestPrefix, loguruPrefix, composePrefix}
+	case c == '(':
+		res = []*regexp.Regexp{vllmPrefix, procPrefix}
+	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		res = []*regexp.Regexp{composePrefix, loguruPrefix}
+	default:
+		return -1
+	}
+	for _, re := range res {
+		if loc := re.FindStringIndex(t); loc != nil && loc[1] > 0 {
+			if re == composePrefix && !plausibleCompose(t[:loc[1]]) {
+				continue
+			}
+			return loc[1]
+		}
+	}
+	return -1
+}
+
+// plausibleCompose accepts "svc-1  | " (a service name, two or more spaces
+// or a replica suffix, then a bar) but not prose such as "a | b".
+func plausibleCompose(p string) bool {
+	name := strings.TrimRight(p, " |")
+	return strings.Contains(p, "  |") || strings.ContainsAny(name, "-_") && !strings.Contains(name, " ")
+}
+
+// minWrapWidth is the shortest line taken to be a terminal hard wrap: real
+// consoles wrap at 80 columns or more, and a shorter line ending mid-word is
+// more likely a clipped paste than a wrap.
+const minWrapWidth = 60
+
+// joinWraps re-joins a line with the next when a terminal broke a word in
+// two ("Includ|ing", "expandable_segments:T|rue", "grad|io\queueing.py"):
+// the first is long and ends in a word character, the second starts with
+// one and is not the start of a new record.
+func joinWraps(lines []line) []line {
+	out := lines[:0]
+	for _, l := range lines {
+		// A wrapped tail has no prefix of its own, whatever its head had.
+		if n := len(out); n > 0 && !l.fresh && l.rank < 0 && wrapsInto(out[n-1].text, l.text) {
+			out[n-1].text += l.text
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func wrapsInto(prev, next string) bool {
+	if len(prev) < minWrapWidth || next == "" || !isWordByte(prev[len(prev)-1]) || !isWordByte(next[0]) {
+		return false
+	}
+	// A word broken in two continues in the same case: "Includ|ing",
+	// "segments:T|rue", "ALLOC_CO|NF"; "GPU_0_bfc|Resource Error" is two lines.
+	if isUpper(next[0]) && !isUpper(prev[len(prev)-1]) && !isDigit(prev[len(prev)-1]) && prev[len(prev)-1] != '_' {
+		return false
+	}
+	return !startsRecord(next)
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// startsRecord reports lines that begin something new: a traceback, an
+// exception line ("ValueError: ..."), a chained-exception note.
+func startsRecord(s string) bool {
+	if strings.HasPrefix(s, "Traceback") || strings.HasPrefix(s, "During handling") || strings.HasPrefix(s, "The above exception") {
+		return true
+	}
+	return exceptionLine.MatchString(s)
+}
+
+// exceptionLine matches "torch.OutOfMemoryError: ...", "RuntimeError: ...".
+var exceptionLine = regexp.MustCompile(`^[A-Za-z_][\w.]{0,80}(?:Error|Exception|Exit|Interrupt|Warning)\b:?`)

@@ -1,0 +1,247 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/vrambot/vrambot/advisor/fix"
+	"github.com/vrambot/vrambot/advisor/oom"
+	"github.com/vrambot/vrambot/pricing"
+	"github.com/vrambot/vrambot/reply"
+)
+
+// OOMResult is `vrambot oom --json` (DESIGN.md §3.3): every field of the
+// parsed report at the top level, the diagnosis, and (an addition to the
+// contract) the offers that fit when the diagnosis points at a bigger GPU.
+type OOMResult struct {
+	oom.Report
+	Diagnosis oom.Diagnosis   `json:"diagnosis"`
+	Offers    []pricing.Offer `json:"offers,omitempty"`
+}
+
+// Reply limits: a reply is read in ten seconds, and Slack clamps anyway.
+const (
+	maxOOMTitleRunes = 150 // Slack header block limit
+	maxOOMOffers     = 5
+	maxOOMCauses     = 4
+)
+
+// OOM parses and diagnoses a pasted OOM. With no OOM in the text it says
+// so briefly (the bot stays silent in channels; the CLI prints it). offers
+// may be nil.
+func OOM(ctx context.Context, text string, offers OfferFinder) reply.Reply {
+	rep := oom.Parse(text)
+	d := oom.Diagnose(rep)
+	res := OOMResult{Report: rep, Diagnosis: d}
+	if !rep.Detected {
+		return reply.Reply{
+			Kind:    "oom",
+			Title:   "No out-of-memory error found",
+			Summary: "The text holds no OOM message this bot knows. Paste the whole error, from the traceback to the last line of the message.",
+			Result:  res,
+		}
+	}
+	r := reply.Reply{
+		Kind:    "oom",
+		Title:   oneLine(oomTitle(rep), maxOOMTitleRunes),
+		Summary: oomSummary(d),
+		Fields:  oomFields(rep),
+	}
+	if len(d.Causes) > 0 {
+		r.Sections = append(r.Sections, causesSection(d.Causes))
+	}
+	for _, st := range d.Stages {
+		r.Sections = append(r.Sections, stageSection(st))
+	}
+	var provenance []string
+	if d.NeedBytes > 0 && offers != nil {
+		found, prov := offers.FindOffers(ctx, pricing.Requirement{MemoryPerGPUBytes: d.NeedBytes, GPUCount: 1})
+		provenance = prov
+		if len(found) > 0 {
+			res.Offers = found
+			r.Sections = append(r.Sections, offerTable(fmt.Sprintf("GPUs with more than %s", oom.GiB(d.NeedBytes)), found[:min(len(found), maxOOMOffers)]))
+		}
+	}
+	r.Context = append(oomContext(rep), provenance...)
+	r.Result = res
+	return r
+}
+
+// oomTitle is "CUDA OOM in backward on cuda:0 — tried 2.00 GiB of 79.15 GiB".
+func oomTitle(r oom.Report) string {
+	var b strings.Builder
+	b.WriteString(oomLabel(r))
+	switch r.Phase {
+	case oom.PhaseUnknown:
+	case oom.PhaseLoad:
+		b.WriteString(" at load")
+	case oom.PhaseOptimizer:
+		b.WriteString(" in optimizer.step")
+	default:
+		b.WriteString(" in " + r.Phase)
+	}
+	if r.Device != nil {
+		b.WriteString(" on " + *r.Device)
+	}
+	switch {
+	case r.TriedToAllocateBytes != nil && r.TotalCapacityBytes != nil:
+		fmt.Fprintf(&b, " — tried %s of %s", oom.GiB(*r.TriedToAllocateBytes), oom.GiB(*r.TotalCapacityBytes))
+	case r.TriedToAllocateBytes != nil:
+		fmt.Fprintf(&b, " — tried %s", oom.GiB(*r.TriedToAllocateBytes))
+	case r.TotalCapacityBytes != nil:
+		fmt.Fprintf(&b, " — %s device", oom.GiB(*r.TotalCapacityBytes))
+	}
+	return b.String()
+}
+
+// oomLabel names the kind of OOM the way people say it.
+func oomLabel(r oom.Report) string {
+	if r.Extra["non_fatal"] == true {
+		return "TensorFlow allocator warning (not a failure)"
+	}
+	switch r.Extra["kind"] {
+	case "pinned-host-alloc-failed":
+		return "Pinned host memory OOM"
+	case "dataloader-worker-killed", "oom-killed":
+		return "Host RAM OOM"
+	}
+	if r.Extra["stack"] == "text-generation-inference" && r.Format == oom.FormatOther {
+		return "TGI out of memory"
+	}
+	switch r.Format {
+	case oom.FormatHIP:
+		return "HIP OOM"
+	case oom.FormatMPS:
+		return "MPS OOM"
+	case oom.FormatCPUAlloc:
+		return "Host RAM OOM"
+	case oom.FormatTFBFC:
+		return "TensorFlow OOM"
+	case oom.FormatXLA:
+		return "XLA OOM"
+	case oom.FormatVLLMKV:
+		return "vLLM KV-cache error"
+	case oom.FormatCuBLAS:
+		return "cuBLAS allocation failure"
+	}
+	switch {
+	case r.Device != nil && strings.HasPrefix(*r.Device, "xpu"):
+		return "XPU OOM"
+	case r.Device != nil && *r.Device == "cpu":
+		return "Host RAM OOM"
+	case r.Framework == oom.FrameworkTensorFlow:
+		return "TensorFlow OOM"
+	case r.Framework == oom.FrameworkJAX:
+		return "JAX OOM"
+	case r.Framework == oom.FrameworkVLLM:
+		return "vLLM OOM"
+	}
+	return "CUDA OOM"
+}
+
+// oomSummary is the top cause in one sentence.
+func oomSummary(d oom.Diagnosis) string {
+	if len(d.Causes) == 0 {
+		return ""
+	}
+	c := d.Causes[0]
+	return c.Title + ": " + c.Evidence + "."
+}
+
+func oomFields(r oom.Report) []reply.Field {
+	var fs []reply.Field
+	add := func(label string, v *int64) {
+		if v != nil {
+			fs = append(fs, reply.Field{Label: label, Value: oom.GiB(*v)})
+		}
+	}
+	add("Tried to allocate", r.TriedToAllocateBytes)
+	add("Total capacity", r.TotalCapacityBytes)
+	add("Free", r.FreeBytes)
+	add("Allocated by framework", r.AllocatedByFrameworkBytes)
+	add("Reserved by framework", r.ReservedByFrameworkBytes)
+	add("Reserved, unallocated", r.ReservedUnallocatedBytes)
+	add("This process", r.ProcessInUseBytes)
+	for i, p := range r.OtherProcesses {
+		if i == 3 {
+			fs = append(fs, reply.Field{Label: "Other processes", Value: fmt.Sprintf("%d more", len(r.OtherProcesses)-3)})
+			break
+		}
+		label := "Other process"
+		if p.PID > 0 {
+			label = fmt.Sprintf("Process %d", p.PID)
+		}
+		fs = append(fs, reply.Field{Label: label, Value: oom.GiB(p.Bytes)})
+	}
+	fs = append(fs, reply.Field{Label: "Framework", Value: r.Framework + " (" + r.Format + ")"})
+	if r.Occurrences > 1 {
+		fs = append(fs, reply.Field{Label: "OOMs in paste", Value: fmt.Sprint(r.Occurrences)})
+	}
+	return fs
+}
+
+func causesSection(cs []oom.Cause) reply.Section {
+	s := reply.Section{Title: "Likely causes"}
+	for _, c := range cs[:min(len(cs), maxOOMCauses)] {
+		s.Items = append(s.Items, c.Title+" — "+c.Evidence)
+	}
+	return s
+}
+
+func stageSection(st fix.Stage) reply.Section {
+	s := reply.Section{Title: fmt.Sprintf("Stage %d: %s", st.Stage, st.Title)}
+	for i, f := range st.Fixes {
+		item := fmt.Sprintf("%d) %s", i+1, f.Title)
+		if f.Cost != "" {
+			item += " — cost: " + f.Cost
+		}
+		s.Items = append(s.Items, item)
+		if f.Snippet != "" {
+			s.Code = append(s.Code, reply.Code{Lang: f.SnippetLang, Text: snippetHeader(f.SnippetLang, i+1) + f.Snippet})
+		}
+	}
+	return s
+}
+
+// snippetHeader labels a code block with the number of its fix, in the
+// snippet's comment syntax (JSON has none, so it gets no label).
+func snippetHeader(lang string, n int) string {
+	switch lang {
+	case "json", "":
+		return ""
+	case "text":
+		return fmt.Sprintf("(%d) ", n)
+	}
+	return fmt.Sprintf("# %d)\n", n)
+}
+
+// oomContext says what the paste did not say, so nobody reads a guess as
+// a fact.
+func oomContext(r oom.Report) []string {
+	var out []string
+	if r.Occurrences > 1 {
+		out = append(out, fmt.Sprintf("The paste holds %d OOM messages; the numbers are from the first.", r.Occurrences))
+	}
+	var missing []string
+	if r.TriedToAllocateBytes == nil {
+		missing = append(missing, "the request size")
+	}
+	if r.TotalCapacityBytes == nil {
+		missing = append(missing, "the GPU's capacity")
+	}
+	if r.Device == nil {
+		missing = append(missing, "the device")
+	}
+	if r.Phase == oom.PhaseUnknown {
+		missing = append(missing, "where in the job it happened (no telling stack frame)")
+	}
+	if len(missing) > 0 {
+		out = append(out, "Not in the paste: "+strings.Join(missing, ", ")+".")
+	}
+	if r.ModelHint != nil {
+		out = append(out, "Model named in the paste: "+*r.ModelHint+".")
+	}
+	out = append(out, "Fix savings are not quantified: the paste does not describe the workload; `/vram` estimates one.")
+	return out
+}

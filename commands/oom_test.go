@@ -1,0 +1,165 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/vrambot/vrambot/pricing"
+	"github.com/vrambot/vrambot/reply"
+)
+
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata/")
+	}
+}
+
+// oomPastes are the pastes of the golden tests, one per kind of diagnosis.
+var oomPastes = map[string]string{
+	"pytorch-backward": "```\n" + `Traceback (most recent call last):
+  File "train.py", line 88, in <module>
+    loss.backward()
+  File "/opt/conda/lib/python3.11/site-packages/torch/_tensor.py", line 581, in backward
+    torch.autograd.backward(
+  File "/opt/conda/lib/python3.11/site-packages/torch/autograd/graph.py", line 825, in _engine_run_backward
+    return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 77.91 GiB memory in use. Of the allocated memory 75.10 GiB is allocated by PyTorch, and 1.35 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)
+` + "```",
+	"fragmentation": `torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 10.08 GiB. GPU 0 has a total capacty of 22.20 GiB of which 687.12 MiB is free. Process 40666 has 21.53 GiB memory in use. Of the allocated memory 9.71 GiB is allocated by PyTorch, and 10.61 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.`,
+	"vllm":          "vllm-1  | ERROR 11-18 18:07:28 engine.py:366] ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n",
+	"tf": `tensorflow.python.framework.errors_impl.ResourceExhaustedError: Graph execution error:
+
+OOM when allocating tensor with shape[295,64,256,256] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc
+	 [[{{node batch_normalization_v2/cond/then/_0/FusedBatchNorm}}]]
+`,
+	"none": "RuntimeError: CUDA error: device-side assert triggered\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
+}
+
+func checkOOMGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestOOMGolden(t *testing.T) {
+	for name, paste := range oomPastes {
+		t.Run(name, func(t *testing.T) {
+			r := OOM(context.Background(), paste, nil)
+			checkOOMGolden(t, "oom-"+name+".txt", []byte(reply.Text(r)))
+		})
+	}
+}
+
+// TestOOMJSONShape checks the --json contract of DESIGN.md §3.3: every
+// report field at the top level with its JSON type, and the diagnosis.
+func TestOOMJSONShape(t *testing.T) {
+	r := OOM(context.Background(), oomPastes["fragmentation"], nil)
+	b, err := json.Marshal(r.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"detected", "framework", "format", "device", "tried_to_allocate_bytes", "total_capacity_bytes",
+		"free_bytes", "allocated_by_framework_bytes", "reserved_by_framework_bytes", "reserved_unallocated_bytes",
+		"process_in_use_bytes", "other_processes", "phase", "fragmentation_hint", "diagnosis"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("missing key %q in %s", k, b)
+		}
+	}
+	if m["reserved_by_framework_bytes"] != nil {
+		t.Errorf("reserved_by_framework_bytes = %v, want null for the new format", m["reserved_by_framework_bytes"])
+	}
+	if procs, ok := m["other_processes"].([]any); !ok || len(procs) != 1 || procs[0] != float64(23117661471) {
+		t.Errorf("other_processes = %v, want [23117661471] (bytes only, as the corpus index)", m["other_processes"])
+	}
+	diag, _ := m["diagnosis"].(map[string]any)
+	causes, _ := diag["causes"].([]any)
+	stages, _ := diag["stages"].([]any)
+	if len(causes) == 0 || len(stages) == 0 {
+		t.Fatalf("diagnosis has no causes or stages: %s", b)
+	}
+	if first, _ := causes[0].(map[string]any); first["id"] != "fragmentation" {
+		t.Errorf("top cause = %v, want fragmentation (10.61 GiB reserved but unallocated)", first["id"])
+	}
+}
+
+// oomFakeOffers returns fixed offers with enough memory and records the
+// requirement it was asked for.
+type oomFakeOffers struct {
+	asked []pricing.Requirement
+}
+
+func (f *oomFakeOffers) FindOffers(_ context.Context, req pricing.Requirement) ([]pricing.Offer, []string) {
+	f.asked = append(f.asked, req)
+	all := []pricing.Offer{
+		{Provider: "vast", InstanceType: "1x RTX 4090", GPU: "GeForce RTX 4090", GPUCount: 1, GPUMemoryBytes: 24 << 30, PricePerHourUSD: 0.35, PricePerGPUHourUSD: 0.35, Region: "us", AsOf: "2026-01-21", Source: "test"},
+		{Provider: "lambda", InstanceType: "gpu_1x_a100", GPU: "A100 80GB", GPUCount: 1, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 1.79, PricePerGPUHourUSD: 1.79, Region: "us-east-1", AsOf: "2026-01-21", Source: "test"},
+	}
+	var fit []pricing.Offer
+	for _, o := range all {
+		if o.GPUMemoryBytes >= req.MemoryPerGPUBytes {
+			fit = append(fit, o)
+		}
+	}
+	return fit, []string{"prices: test book"}
+}
+
+// TestOOMOffers checks that offers are asked for only when the diagnosis
+// points at a bigger GPU, and then fit the need.
+func TestOOMOffers(t *testing.T) {
+	tests := []struct {
+		name, paste string
+		wantOffers  bool
+	}{
+		{"request over total", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 27.12 GiB. GPU 0 has a total capacity of 23.65 GiB of which 20.00 GiB is free. Of the allocated memory 1.00 GiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.", true},
+		{"fragmentation only", oomPastes["fragmentation"], false},
+		{"no oom", oomPastes["none"], false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &oomFakeOffers{}
+			r := OOM(context.Background(), tt.paste, f)
+			res := r.Result.(OOMResult)
+			if got := len(res.Offers) > 0; got != tt.wantOffers {
+				t.Fatalf("offers = %v, want offers: %v", res.Offers, tt.wantOffers)
+			}
+			if !tt.wantOffers {
+				return
+			}
+			if f.asked[0].MemoryPerGPUBytes <= 27<<30 {
+				t.Errorf("asked for %d bytes per GPU, want more than the 27.12 GiB request", f.asked[0].MemoryPerGPUBytes)
+			}
+			if !slices.Contains(r.Context, "prices: test book") {
+				t.Errorf("context %v lacks the offers' provenance", r.Context)
+			}
+		})
+	}
+}
+
+// TestOOMNilOffers checks that a nil OfferFinder is fine.
+func TestOOMNilOffers(t *testing.T) {
+	r := OOM(context.Background(), "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 99.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 20.00 GiB is free.", nil)
+	if r.Title == "" || r.Result.(OOMResult).Offers != nil {
+		t.Fatalf("reply %+v", r)
+	}
+}
