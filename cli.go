@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/vrambot/vrambot/config"
+
+	"github.com/vrambot/vrambot/suggest"
 )
 
 const usage = `vrambot — GPU memory answers for ML teams
@@ -120,33 +122,11 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // closest returns the candidate within edit distance 2 of s, or "".
 func closest(s string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), c); d < bestDist {
-			best, bestDist = c, d
-		}
+	best, d := suggest.Closest(strings.ToLower(s), candidates)
+	if d > 2 {
+		return ""
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 func isUsage(err error) bool {

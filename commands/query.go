@@ -12,6 +12,8 @@ import (
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
+
+	"github.com/vrambot/vrambot/suggest"
 )
 
 // Input limits: a /vram query is a handful of words, so anything longer is a
@@ -126,7 +128,7 @@ var methodCanon = []string{"full", "lora", "qlora", "freeze", "inference"}
 // closestWord returns the candidate nearest to s by edit distance, or "" when
 // it is not close: more than a third of s (and more than one edit) differs.
 func closestWord(s string, candidates []string) string {
-	best, d := closestWordDist(s, candidates)
+	best, d := suggest.Closest(s, candidates)
 	if !nearWord(s, d) {
 		return ""
 	}
@@ -134,46 +136,6 @@ func closestWord(s string, candidates []string) string {
 }
 
 func nearWord(s string, d int) bool { return d <= max(1, utf8.RuneCountInString(s)/3) }
-
-func closestWordDist(s string, candidates []string) (string, int) {
-	best, bestD := "", math.MaxInt
-	if utf8.RuneCountInString(s) > 64 {
-		return best, bestD
-	}
-	for _, c := range candidates {
-		if d := wordDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best, bestD
-}
-
-// wordDistance is the optimal-string-alignment distance over runes:
-// Levenshtein plus adjacent transpositions ("bf61" is one edit from "bf16").
-func wordDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
-}
 
 // parsedQuery collects what the tokens said before defaults are applied.
 type parsedQuery struct {
@@ -410,7 +372,7 @@ func nearName(tok, sug string) bool {
 		t = t[i+1:]
 	}
 	t, u := squash.Replace(t), squash.Replace(strings.ToLower(sug))
-	return nearWord(t, wordDistance(t, u))
+	return nearWord(t, suggest.Distance(t, u))
 }
 
 // unknownQueryWord explains a word that is none of model, method, GPU or budget,
@@ -422,7 +384,7 @@ func unknownQueryWord(tok string) error {
 			return &QueryError{Token: tok, Reason: fmt.Sprintf("'%s' needs its setting name", showToken(tok)), Suggestion: k.key + "=" + c}
 		}
 	}
-	methodSug, methodD := closestWordDist(l, methodCanon)
+	methodSug, methodD := suggest.Closest(l, methodCanon)
 	if methodSug != "" && nearWord(l, methodD) {
 		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown method '%s'", showToken(tok)), Suggestion: methodSug}
 	}
@@ -436,7 +398,7 @@ func unknownQueryWord(tok string) error {
 	}
 	if len(cands) > 0 {
 		best := cands[0]
-		if len(cands) == 2 && wordDistance(l, cands[1].sug) < wordDistance(l, best.sug) {
+		if len(cands) == 2 && suggest.Distance(l, cands[1].sug) < suggest.Distance(l, best.sug) {
 			best = cands[1]
 		}
 		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown %s '%s'", best.kind, showToken(tok)), Suggestion: best.sug}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/vrambot/vrambot/suggest"
 )
 
 // GPUs returns the GPU catalog in catalog order (a copy: callers may modify it).
@@ -119,7 +121,7 @@ func SuggestGPU(s string) string {
 	for _, g := range gpuList {
 		names = append(names, g.Aliases...)
 	}
-	return suggest(s, names)
+	return nearestName(s, names)
 }
 
 // SuggestModel returns the model alias closest to s, or "" when nothing is close.
@@ -132,46 +134,23 @@ func SuggestModel(s string) string {
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
 		s = s[i+1:]
 	}
-	return suggest(s, names)
+	return nearestName(s, names)
 }
 
-func suggest(s string, names []string) string {
+func nearestName(s string, names []string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" || len(s) > maxSuggestInput {
 		return ""
 	}
-	best, bestD := "", math.MaxInt
-	for _, n := range names {
-		if d := editDistance(compact(s), compact(n)); d < bestD {
-			best, bestD = n, d
-		}
+	compacted := make([]string, len(names))
+	for i, n := range names {
+		compacted[i] = compact(n)
 	}
+	best, bestD := suggest.Closest(compact(s), compacted)
 	if bestD > max(2, len([]rune(s))/3) {
 		return ""
 	}
-	return best
-}
-
-// editDistance is the Levenshtein distance over runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return names[slices.Index(compacted, best)]
 }
 
 // Size limits accepted by ParseSize: below 1M or above 10T parameters is a

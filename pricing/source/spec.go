@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/vrambot/vrambot/pricing"
+
+	"github.com/vrambot/vrambot/suggest"
 )
 
 // specHelp lists the accepted VRAMBOT_PRICE_SOURCES tokens.
@@ -173,38 +175,9 @@ func checkURL(raw string) error {
 // nearest returns the candidate nearest to s by edit distance, or "" when
 // none is close (half of s or more would change).
 func nearest(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+1
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
+	best, d := suggest.Closest(s, candidates)
+	if d > len(s)/2 {
+		return ""
 	}
 	return best
-}
-
-// maxSuggestLen bounds the edit-distance work on a pasted value.
-const maxSuggestLen = 64
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	if len(a) > maxSuggestLen {
-		a = a[:maxSuggestLen]
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
