@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 )
 
@@ -65,4 +66,24 @@ func (t *csvTable) get(rec []string, name string) string {
 		return ""
 	}
 	return strings.TrimSpace(rec[i])
+}
+
+// rows yields each well-formed record and counts malformed ones as dropped
+// in c, so every CSV source skips bad rows the same way.
+func (t *csvTable) rows(c *collector) iter.Seq[[]string] {
+	return func(yield func([]string) bool) {
+		for {
+			rec, malformed, ok := t.next()
+			if !ok {
+				return
+			}
+			if malformed {
+				c.drop()
+				continue
+			}
+			if !yield(rec) {
+				return
+			}
+		}
+	}
 }

@@ -220,15 +220,7 @@ func parseGPUHuntCSV(data []byte, provider, version, asOf string) (pricing.Fetch
 	}
 	label := fmt.Sprintf("gpuhunt %s catalog v%s", provider, version)
 	var c collector
-	for {
-		rec, malformed, ok := t.next()
-		if !ok {
-			break
-		}
-		if malformed {
-			c.drop()
-			continue
-		}
+	for rec := range t.rows(&c) {
 		gpuName, countCell := t.get(rec, "gpu_name"), t.get(rec, "gpu_count")
 		if gpuName == "" && (countCell == "" || parseFloat(countCell) == 0) {
 			continue // a CPU-only instance

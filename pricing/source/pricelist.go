@@ -31,15 +31,7 @@ func parsePriceListCSV(data []byte, defaultAsOf string, label priceListLabel) (p
 		return pricing.Fetched{}, err
 	}
 	var c collector
-	for {
-		rec, malformed, ok := t.next()
-		if !ok {
-			break
-		}
-		if malformed {
-			c.drop()
-			continue
-		}
+	for rec := range t.rows(&c) {
 		count, okCount := parseCount(t.get(rec, colGPUCount))
 		price, okPrice := parsePrice(t.get(rec, colPrice))
 		if !okCount || !okPrice {

@@ -148,15 +148,7 @@ func parseSkyPilotCSV(data []byte, cloud, asOf, label string) (pricing.Fetched, 
 		gpuParts = make(map[string]*gpuPart)
 		partKeys []string // insertion order, so output does not depend on map order
 	)
-	for {
-		rec, malformed, ok := t.next()
-		if !ok {
-			break
-		}
-		if malformed {
-			c.drop()
-			continue
-		}
+	for rec := range t.rows(&c) {
 		if t.get(rec, spAccel) == "" {
 			if _, _, gpuHost := gcpHostGPUs(t.get(rec, spInstance)); !gpuHost {
 				continue // a CPU instance
