@@ -308,38 +308,30 @@ var lora = candidate{
 
 // ---- level 3: change the configuration ----
 
-var zero2 = candidate{
-	id: IDZero2, level: fix.LevelConfig,
-	params: func(w memory.Workload, _ catalog.GPU) []int {
-		return when(isTraining(w) && w.GPUs > 1 && w.ZeroStage < 2)
-	},
-	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
-		w.ZeroStage = 2
-		return w
-	},
-	describe: func(before, _ memory.Workload, _ catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("DeepSpeed ZeRO-2 (FSDP SHARD_GRAD_OP) across your %d GPUs", before.GPUs),
-			Cost:  "same results; gradients and optimizer states are sharded, communication about the same as plain data parallel",
-		}, fw, zeroSnippets(2, memory.OffloadNone, before.GPUs))
-	},
-}
+var (
+	zero2 = zeroCandidate(IDZero2, 2, "DeepSpeed ZeRO-2 (FSDP SHARD_GRAD_OP) across your %d GPUs",
+		"same results; gradients and optimizer states are sharded, communication about the same as plain data parallel")
+	zero3 = zeroCandidate(IDZero3, 3, "DeepSpeed ZeRO-3 (FSDP full sharding) across your %d GPUs",
+		"same results; parameters are gathered layer by layer, about 1.5× the communication of ZeRO-2")
+)
 
-var zero3 = candidate{
-	id: IDZero3, level: fix.LevelConfig,
-	params: func(w memory.Workload, _ catalog.GPU) []int {
-		return when(isTraining(w) && w.GPUs > 1 && w.ZeroStage < 3)
-	},
-	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
-		w.ZeroStage = 3
-		return w
-	},
-	describe: func(before, _ memory.Workload, _ catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("DeepSpeed ZeRO-3 (FSDP full sharding) across your %d GPUs", before.GPUs),
-			Cost:  "same results; parameters are gathered layer by layer, about 1.5× the communication of ZeRO-2",
-		}, fw, zeroSnippets(3, memory.OffloadNone, before.GPUs))
-	},
+// zeroCandidate shards model states to ZeRO stage across the GPUs the user
+// already has; titleFormat takes the GPU count.
+func zeroCandidate(id string, stage int, titleFormat, cost string) candidate {
+	return candidate{
+		id: id, level: fix.LevelConfig,
+		params: func(w memory.Workload, _ catalog.GPU) []int {
+			return when(isTraining(w) && w.GPUs > 1 && w.ZeroStage < stage)
+		},
+		apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
+			w.ZeroStage = stage
+			return w
+		},
+		describe: func(before, _ memory.Workload, _ catalog.GPU, fw fix.Framework, _ int) fix.Fix {
+			return withSnippet(fix.Fix{Title: fmt.Sprintf(titleFormat, before.GPUs), Cost: cost},
+				fw, zeroSnippets(stage, memory.OffloadNone, before.GPUs))
+		},
+	}
 }
 
 var qlora = candidate{
