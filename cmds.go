@@ -117,17 +117,15 @@ func runPrices(ctx context.Context, e env, args []string) error {
 	}
 	defer a.Close()
 	if *refresh {
-		failed := 0
+		// A failing source keeps its last good data; the listing below marks it stale.
 		for _, st := range a.book.Refresh(ctx) {
 			if st.Error != nil {
-				failed++
 				fmt.Fprintf(e.stderr, "vrambot: prices: source %s: %s\n", st.Name, *st.Error)
 			}
 		}
 		if a.cfg.RedisURL == "" {
 			fmt.Fprintln(e.stderr, "vrambot: prices: REDIS_URL is not set, so the refreshed prices live only for this run")
 		}
-		_ = failed // a failing source keeps its last good data; the listing below reports it
 	}
 	r, err := commands.Prices(ctx, a.book, q)
 	if err != nil {
@@ -172,7 +170,7 @@ func runDigest(ctx context.Context, e env, args []string) error {
 			poster = bot.NewTokenPoster(a.cfg.SlackBotToken.Value(), a.cfg.SlackAPIURL, a.log)
 		}
 	}
-	sched, err := a.scheduler(ctx, poster, *window)
+	sched, err := a.scheduler(poster, *window)
 	if err != nil {
 		return err
 	}
@@ -251,7 +249,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		g.Go(func() error { return srv.Run(ctx) })
 	}
 	if a.cfg.DigestChannel != "" {
-		sched, err := a.scheduler(ctx, srv.Poster(), 0)
+		sched, err := a.scheduler(srv.Poster(), 0)
 		if err != nil {
 			return err
 		}

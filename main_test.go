@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,5 +148,31 @@ func TestPricesAndDigestJSON(t *testing.T) {
 		if _, ok := d[k]; !ok {
 			t.Errorf("digest JSON lacks %q", k)
 		}
+	}
+}
+
+func TestGPUHourPricer(t *testing.T) {
+	a, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	p := newGPUHourPricer(a.book)
+	usd, src, ok := p.PricePerGPUHour("NVIDIA A100-SXM4-80GB")
+	if !ok || usd <= 0 || !strings.Contains(src, "A100 80GB") || !strings.Contains(src, "as of") {
+		t.Fatalf("A100 80GB: %v %q %v", usd, src, ok)
+	}
+	// The cheapest on-demand offer of the embedded snapshot, whatever it is.
+	offers, _, err := a.book.Offers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range offers {
+		if o.GPUKey == "A100-80GB" && !o.Spot && o.PricePerGPUHourUSD < usd {
+			t.Errorf("found a cheaper on-demand A100 80GB: %+v", o)
+		}
+	}
+	if _, _, ok := p.PricePerGPUHour("Some Future GPU"); ok {
+		t.Error("an unknown GPU got a price")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/vrambot/vrambot/bot"
@@ -65,43 +66,63 @@ func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bool) {
 }
 
 // gpuHourPricer prices idle GPU-hours for the digest from the cached offers:
-// the cheapest on-demand $/GPU-hour for the GPU model DCGM reports.
+// the cheapest on-demand $/GPU-hour for the GPU model DCGM reports. The
+// table is re-read from the cache at most every pricerTTL, so a long-running
+// serve uses the prices the refresh job keeps up to date.
 type gpuHourPricer struct {
+	book *pricing.Book
+
+	mu       sync.Mutex
+	loadedAt time.Time
 	cheapest map[string]pricing.Offer // by catalog key
 }
 
-func newGPUHourPricer(ctx context.Context, book *pricing.Book) gpuHourPricer {
-	p := gpuHourPricer{cheapest: map[string]pricing.Offer{}}
-	offers, _, err := book.Offers(ctx)
+const (
+	pricerTTL         = time.Hour
+	pricerReadTimeout = 5 * time.Second
+)
+
+func newGPUHourPricer(book *pricing.Book) *gpuHourPricer { return &gpuHourPricer{book: book} }
+
+func (p *gpuHourPricer) table() map[string]pricing.Offer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cheapest != nil && time.Since(p.loadedAt) < pricerTTL {
+		return p.cheapest
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pricerReadTimeout)
+	defer cancel()
+	cheapest := map[string]pricing.Offer{}
+	offers, _, err := p.book.Offers(ctx)
 	if err != nil {
-		return p
+		return cheapest // no prices: the digest says "price unknown"
 	}
 	for _, o := range offers {
 		if o.Spot || o.PricePerGPUHourUSD <= 0 {
 			continue
 		}
-		if best, ok := p.cheapest[o.GPUKey]; !ok || o.PricePerGPUHourUSD < best.PricePerGPUHourUSD {
-			p.cheapest[o.GPUKey] = o
+		if best, ok := cheapest[o.GPUKey]; !ok || o.PricePerGPUHourUSD < best.PricePerGPUHourUSD {
+			cheapest[o.GPUKey] = o
 		}
 	}
-	return p
+	p.cheapest, p.loadedAt = cheapest, time.Now()
+	return cheapest
 }
 
-func (p gpuHourPricer) PricePerGPUHour(modelName string) (float64, string, bool) {
+func (p *gpuHourPricer) PricePerGPUHour(modelName string) (float64, string, bool) {
 	gpu, ok := source.NormalizeGPU(modelName, 0)
 	if !ok {
 		return 0, "", false
 	}
-	o, ok := p.cheapest[gpu.Key]
+	o, ok := p.table()[gpu.Key]
 	if !ok {
 		return 0, "", false
 	}
 	return o.PricePerGPUHourUSD, fmt.Sprintf("cheapest on-demand %s at %s (%s, as of %s)", gpu.Name, o.Provider, o.Source, o.AsOf), true
 }
 
-// scheduler builds the digest scheduler; poster may be nil for dry runs.
 // window 0 means the digest default.
-func (a *app) scheduler(ctx context.Context, poster digest.Poster, window time.Duration) (*digest.Scheduler, error) {
+func (a *app) scheduler(poster digest.Poster, window time.Duration) (*digest.Scheduler, error) {
 	cfg := digest.SchedulerConfig{
 		Window:   window,
 		Spec:     a.cfg.DigestCron,
@@ -109,7 +130,7 @@ func (a *app) scheduler(ctx context.Context, poster digest.Poster, window time.D
 		Channel:  a.cfg.DigestChannel,
 		Store:    a.store,
 		Events:   a.events,
-		Pricer:   newGPUHourPricer(ctx, a.book),
+		Pricer:   newGPUHourPricer(a.book),
 		Logger:   a.log,
 	}
 	if poster != nil {
