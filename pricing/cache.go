@@ -55,6 +55,22 @@ type Book struct {
 
 	fallbackMu     sync.Mutex
 	fallbackOffers []Offer // nil until loaded once
+
+	memo listingMemo
+}
+
+// listingMemoTTL is how long FindOffers answers from the listing it last read
+// before re-reading the store in the background: once one listing has been
+// read, a user request never waits on the store (a slow or down Redis costs
+// the request nothing), and prices are at most this much older than the cache.
+const listingMemoTTL = time.Minute
+
+// listingMemo is the last listing read for user requests.
+type listingMemo struct {
+	mu        sync.Mutex
+	listing   Listing
+	readAt    time.Time // zero: never read
+	rereading bool
 }
 
 // BookOption configures NewBook.
@@ -154,6 +170,9 @@ func (b *Book) Refresh(ctx context.Context) []SourceStatus {
 		})
 	}
 	wg.Wait()
+	if l, err := b.Listing(ctx); err == nil {
+		b.remember(l) // requests on this replica see the new prices at once
+	}
 	for _, s := range statuses {
 		if s.Error != nil {
 			b.log.Warn("price refresh: source failed", "source", s.Name, "err", *s.Error, "stale_offers", s.Offers)
@@ -470,7 +489,7 @@ func (b *Book) Offers(ctx context.Context) ([]Offer, []SourceStatus, error) {
 // fallback, and the utilisation cost to finish assumes. It never fails: with
 // no prices at all it returns no offers and a line saying why.
 func (b *Book) FindOffers(ctx context.Context, req Requirement) ([]Offer, []string) {
-	l, err := b.Listing(ctx)
+	l, err := b.requestListing(ctx)
 	if err != nil {
 		return nil, []string{"prices unavailable: " + err.Error()}
 	}
@@ -479,6 +498,47 @@ func (b *Book) FindOffers(ctx context.Context, req Requirement) ([]Offer, []stri
 		notes = append(notes, fmt.Sprintf("cost to finish assumes %.0f%% of each GPU's dense bf16 TFLOPS (model FLOPs utilisation)", TrainingMFU*100))
 	}
 	return Rank(l.Offers, req, b.gpus), notes
+}
+
+// requestListing is Listing for the path of a user request: the memoised
+// listing when there is one (re-read in the background once older than
+// listingMemoTTL), the store otherwise.
+func (b *Book) requestListing(ctx context.Context) (Listing, error) {
+	b.memo.mu.Lock()
+	if b.memo.readAt.IsZero() {
+		b.memo.mu.Unlock()
+		l, err := b.Listing(ctx)
+		if err == nil {
+			b.remember(l)
+		}
+		return l, err
+	}
+	l := b.memo.listing
+	if b.now().Sub(b.memo.readAt) >= listingMemoTTL && !b.memo.rereading {
+		b.memo.rereading = true
+		go b.reread()
+	}
+	b.memo.mu.Unlock()
+	return l, nil
+}
+
+// reread refreshes the memoised listing from the store.
+func (b *Book) reread() {
+	ctx, cancel := context.WithTimeout(context.Background(), b.readTimeout+time.Second)
+	defer cancel()
+	l, err := b.Listing(ctx)
+	b.memo.mu.Lock()
+	defer b.memo.mu.Unlock()
+	b.memo.rereading = false
+	if err == nil {
+		b.memo.listing, b.memo.readAt = l, b.now()
+	}
+}
+
+func (b *Book) remember(l Listing) {
+	b.memo.mu.Lock()
+	defer b.memo.mu.Unlock()
+	b.memo.listing, b.memo.readAt = l, b.now()
 }
 
 func (b *Book) putJSON(ctx context.Context, key string, v any) error {

@@ -483,3 +483,63 @@ func (downStore) Set(context.Context, string, []byte, time.Duration) error {
 func (downStore) Lock(context.Context, string, time.Duration) (func(context.Context) error, bool, error) {
 	return nil, false, errDown
 }
+
+// switchableStore goes down when told to, like a Redis that stops.
+type switchableStore struct {
+	store.Store
+	down  atomic.Bool
+	reads atomic.Int64
+}
+
+func (s *switchableStore) Get(ctx context.Context, key string) ([]byte, error) {
+	s.reads.Add(1)
+	if s.down.Load() {
+		return nil, errDown
+	}
+	return s.Store.Get(ctx, key)
+}
+
+// TestFindOffersAnswersFromMemory checks that user requests read the store
+// once, then answer from memory (so a slow or stopped Redis costs them
+// nothing), re-reading in the background once the memo is a minute old.
+func TestFindOffersAnswersFromMemory(t *testing.T) {
+	st, c := &switchableStore{Store: store.NewMemory()}, newClock()
+	aws, emb := awsSource(), snapshot()
+	book := newBook(st, c, []pricing.Source{emb, aws}, emb)
+	book.Refresh(t.Context())
+	req := pricing.Requirement{MemoryPerGPUBytes: 1 << 30, GPUCount: 1}
+	want, _ := book.FindOffers(t.Context(), req)
+	if len(want) == 0 {
+		t.Fatal("no offers after a refresh")
+	}
+
+	st.down.Store(true)
+	readsBefore := st.reads.Load()
+	for range 10 {
+		got, notes := book.FindOffers(t.Context(), req)
+		if !slices.Equal(summary(got), summary(want)) || slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "unreachable") }) {
+			t.Fatalf("within the memo TTL: %v %q, want the cached offers %v", summary(got), notes, summary(want))
+		}
+	}
+	if n := st.reads.Load() - readsBefore; n != 0 {
+		t.Errorf("%d store reads within the memo TTL, want 0", n)
+	}
+
+	// A minute later a request still answers at once, and triggers one
+	// background re-read that, with the store down, falls back to the snapshot.
+	c.Add(time.Minute)
+	if got, _ := book.FindOffers(t.Context(), req); !slices.Equal(summary(got), summary(want)) {
+		t.Errorf("stale memo not served while re-reading: %v", summary(got))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, notes := book.FindOffers(t.Context(), req)
+		if slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "unreachable") }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background re-read never replaced the memo; notes %q", notes)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
