@@ -347,14 +347,29 @@ func (rep Report) WriteTable(out io.Writer) error {
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\n%d cases judged, %d skipped (formula, rule-of-thumb, bound or unstated workload)\n", len(rep.Rows), len(rep.Skipped))
-	for _, s := range rep.Summaries {
-		fmt.Fprintf(&b, "%-22s median |error| %5.1f%%   within 25%%: %5.1f%% (%d cases)\n",
-			s.Rule, s.MedianAbsErrPct, 100*s.Within25PctShare, s.Cases)
-	}
+	b.WriteByte('\n')
+	rep.writeSummary(&b)
 	_, err := io.WriteString(out, b.String())
 	if err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
 	return nil
+}
+
+// WriteSummary writes only the case counts and each rule's summary.
+func (rep Report) WriteSummary(out io.Writer) error {
+	var b strings.Builder
+	rep.writeSummary(&b)
+	if _, err := io.WriteString(out, b.String()); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+func (rep Report) writeSummary(b *strings.Builder) {
+	fmt.Fprintf(b, "%d cases judged, %d skipped (formula, rule-of-thumb, bound or unstated workload)\n", len(rep.Rows), len(rep.Skipped))
+	for _, s := range rep.Summaries {
+		fmt.Fprintf(b, "%-22s median |error| %5.1f%%   within 25%%: %5.1f%% (%d cases)\n",
+			s.Rule, s.MedianAbsErrPct, 100*s.Within25PctShare, s.Cases)
+	}
 }

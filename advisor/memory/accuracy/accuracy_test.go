@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/accuracy.golden")
+var update = flag.Bool("update", false, "rewrite testdata/accuracy.golden and testdata/extra-accuracy.golden")
 
 // casesPath is shared/corpus/memory/cases.jsonl next to the repository root.
 const casesPath = "../../../../shared/corpus/memory/cases.jsonl"
@@ -71,6 +71,64 @@ func TestAccuracy(t *testing.T) {
 	}
 	if !bytes.Equal(table.Bytes(), want) {
 		t.Errorf("accuracy table changed; review and run go test ./advisor/memory/accuracy -update\n%s", table.String())
+	}
+}
+
+// extraCasesPath holds measured cases collected from further public sources
+// (litgpt resource tables and config hub, HF docs, accelerate benchmarks,
+// Qwen README), in the cases.jsonl format; each line names its source.
+const extraCasesPath = "testdata/extra-cases.jsonl"
+
+// TestExtraAccuracy judges the extra cases on their own and together with the
+// public ones. Its floors guard against regressions (the extra set includes
+// workloads the estimator is known to miss: litgpt FSDP full fine-tuning and
+// the 2024 config-hub QLoRA runs); the golden table shows every case.
+func TestExtraAccuracy(t *testing.T) {
+	data, err := os.ReadFile(extraCasesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, err := ParseCases(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Evaluate(extra)
+	est := rep.Summary(RuleEstimator)
+	if est.Cases < 25 {
+		t.Fatalf("only %d extra cases judged", est.Cases)
+	}
+	if est.MedianAbsErrPct > 15 {
+		t.Errorf("estimator median |error| on extra cases %.1f%% > 15%%", est.MedianAbsErrPct)
+	}
+	if est.Within25PctShare < 0.65 {
+		t.Errorf("estimator within 25%% on extra cases: %.1f%% < 65%%", 100*est.Within25PctShare)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if public, err := os.ReadFile(casesPath); err == nil {
+		pub, err := ParseCases(public)
+		if err != nil {
+			t.Fatal(err)
+		}
+		table.WriteString("\ncombined with the public cases:\n")
+		if err := Evaluate(append(pub, extra...)).WriteSummary(&table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden := filepath.Join("testdata", "extra-accuracy.golden")
+	if *update {
+		if err := os.WriteFile(golden, table.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(table.Bytes(), want) {
+		t.Errorf("extra accuracy table changed; review and run go test ./advisor/memory/accuracy -update\n%s", table.String())
 	}
 }
 

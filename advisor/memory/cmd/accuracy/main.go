@@ -1,7 +1,9 @@
 // Command accuracy prints the memory estimator's error on the public
-// measured cases side by side with two rules of thumb:
+// measured cases side by side with two rules of thumb, then the same for
+// the extra cases collected from public sources (testdata/extra-cases.jsonl)
+// and a summary over both:
 //
-//	go run ./advisor/memory/cmd/accuracy [-cases ../shared/corpus/memory/cases.jsonl] [-skipped]
+//	go run ./advisor/memory/cmd/accuracy [-cases ../shared/corpus/memory/cases.jsonl] [-extra advisor/memory/accuracy/testdata/extra-cases.jsonl] [-skipped]
 package main
 
 import (
@@ -16,28 +18,62 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	path := flag.String("cases", "../shared/corpus/memory/cases.jsonl", "JSON Lines file of measured cases")
+	extra := flag.String("extra", "advisor/memory/accuracy/testdata/extra-cases.jsonl", "second JSON Lines file of measured cases, reported separately and combined (empty: none)")
 	skipped := flag.Bool("skipped", false, "also list the cases not judged and why")
 	flag.Parse()
-	data, err := os.ReadFile(*path)
+	var all []accuracy.Case
+	files := []string{*path}
+	if *extra != "" {
+		files = append(files, *extra)
+	}
+	for _, p := range files {
+		cases, err := load(p)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "accuracy: %v\n", err)
+			return 2
+		}
+		if len(files) > 1 {
+			fmt.Printf("== %s\n", p)
+		}
+		if code := report(cases, *skipped); code != 0 {
+			return code
+		}
+		all = append(all, cases...)
+	}
+	if len(files) > 1 {
+		fmt.Printf("\n== combined\n")
+		if err := accuracy.Evaluate(all).WriteSummary(os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "accuracy: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+func load(path string) ([]accuracy.Case, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "accuracy: %v\n", err)
-		return 2
+		return nil, err
 	}
 	cases, err := accuracy.ParseCases(data)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "accuracy: %s: %v\n", *path, err)
-		return 2
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return cases, nil
+}
+
+func report(cases []accuracy.Case, skipped bool) int {
 	rep := accuracy.Evaluate(cases)
 	if err := rep.WriteTable(os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "accuracy: %v\n", err)
 		return 1
 	}
-	if *skipped {
+	if skipped {
 		fmt.Println()
 		for _, s := range rep.Skipped {
 			fmt.Printf("skipped %-42s %s\n", s.ID, s.Reason)
 		}
 	}
+	fmt.Println()
 	return 0
 }
