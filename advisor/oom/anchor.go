@@ -33,6 +33,7 @@ const (
 	kindCuDNN                   // CUDNN_STATUS_ALLOC_FAILED
 	kindDataLoader              // "DataLoader worker (pid N) is killed by signal: Killed"
 	kindHostKilled              // Kubernetes OOMKilled
+	kindTorchLimit              // torch<=2.0 "Allocation on device 0 would exceed allowed memory. (out of memory)"
 	kindFallback                // an error line saying "out of memory" in a wording not known here
 )
 
@@ -69,6 +70,11 @@ var anchorRules = []anchorRule{
 	{"f memory", regexp.MustCompile(`\b(?:CUDA|HIP|XPU)(?: driver)? error: out of memory`), kindCUDAError},
 	{"f memory", regexp.MustCompile(`THCudaCheck FAIL[^\n]{0,200}error=2 : out of memory|cuda runtime error \(2\) : out of memory`), kindTHC},
 	{"OOM when", regexp.MustCompile(`OOM when allocating tensor`), kindTFTensor},
+	// TF2 eager ops that fail in the BFC allocator without naming a tensor:
+	// "ResourceExhaustedError: failed to allocate memory [Op:AddV2]". The
+	// needles skip the common first letter of "exhausted".
+	{"xhausted", reTFAllocFailed, kindTFTensor},
+	{"XHAUSTED", reTFAllocFailed, kindTFTensor},
 	{"OUT_OF_MEMORY", regexp.MustCompile(`failed to allocate\s+` + sizePattern + `\s*(?:\(\d+ bytes\))?\s*from device: CUDA_ERROR_OUT_OF_MEMORY`), kindTFDriver},
 	{"OUT_OF_MEMORY", regexp.MustCompile(`failed to alloc \d+ bytes on host: CUDA_ERROR_OUT_OF_MEMORY`), kindPinnedHost},
 	{"f memory", regexp.MustCompile(`EigenAllocator for GPU ran out of memory when allocating`), kindTFEigen},
@@ -79,22 +85,30 @@ var anchorRules = []anchorRule{
 	{"Attempting to reserve", regexp.MustCompile(`Attempting to reserve\s+` + sizePattern + ` at the bottom of memory`), kindXLAReserve},
 	{"That was not possible", regexp.MustCompile(`Attempting to allocate\s+` + sizePattern + `\. That was not possible`), kindXLAReserve},
 	{"DefaultCPUAllocator", regexp.MustCompile(`(?:\[enforce fail at [^\]]{0,300}\][^\n]{0,40})?DefaultCPUAllocator: (?:can't allocate memory|not enough memory)`), kindCPU},
-	{"x_memalign", regexp.MustCompile(`\[enforce fail at CPUAllocator\.cpp:\d+\] posix_memalign`), kindCPU},
+	// The leading "[" is optional: a selection that starts at the message
+	// clips it ("enforce fail at CPUAllocator.cpp:56] posix_memalign").
+	{"x_memalign", regexp.MustCompile(`\[?enforce fail at CPUAllocator\.cpp:\d+\] posix_memalign`), kindCPU},
 	{"KV cache", regexp.MustCompile(`larger than the maximum number of tokens that can be stored in KV cache|KV cache is needed, which is larger than the available KV cache memory|[Ii]nsufficient memory for (?:the )?KV cache`), kindVLLMKV},
 	{"No available memory", regexp.MustCompile(`No available memory for the cache blocks`), kindVLLMKV},
 	{"Not enough memory", regexp.MustCompile(`Not enough memory to handle \d+ (?:prefill|total) tokens`), kindTGI},
 	{"Not enough memory", regexp.MustCompile(`Not enough memory\. Please try to increase --mem-fraction-static`), kindSGLang},
-	{"Free memory on device", regexp.MustCompile(`Free memory on device \(`), kindVLLMStartup},
+	// Only the failing check is an OOM: vLLM also logs "Free memory on
+	// device (X/Y GiB) on startup." when the check passes. Newer builds
+	// name the device ("on device cuda:1 (...)").
+	{"Free memory on device", regexp.MustCompile(`Free memory on device (?:\w+:\d+ )?\([^()\n]{1,40}\) on startup is less than`), kindVLLMStartup},
 	{"ALLOC_FAILED", regexp.MustCompile(`CUBLAS_STATUS_ALLOC_FAILED`), kindCuBLAS},
 	{"ALLOC_FAILED", regexp.MustCompile(`CUDNN_STATUS_ALLOC_FAILED`), kindCuDNN},
 	{"killed by signal", regexp.MustCompile(`DataLoader worker \(pid \d+\) is killed by signal: Killed`), kindDataLoader},
 	{"OOMKilled", regexp.MustCompile(`\bOOMKilled\b`), kindHostKilled},
+	{"xceed allowed memory", regexp.MustCompile(`Allocation on device \d+ would exceed allowed memory`), kindTorchLimit},
 	// The fallback wants an error marker in log style (an exception class,
 	// ERROR, RESOURCE_EXHAUSTED, "failed"), so that prose about running
 	// out of memory is not an OOM.
 	{"f memory", regexp.MustCompile(`(?:\b[A-Z][\w.]*(?:Error|Exception)\b|\bERROR\b|\bFATAL\b|\bFatal\b|RESOURCE_EXHAUSTED|\bfailed\b|\bFAILED\b)[^\n]{0,80}?\b[Oo]ut of memory\b`), kindFallback},
 	{"OutOfMemory", regexp.MustCompile(`\b[\w.]*OutOfMemoryError\b:`), kindFallback},
 }
+
+var reTFAllocFailed = regexp.MustCompile(`(?:ResourceExhaustedError|Resource exhausted|RESOURCE_EXHAUSTED):? failed to allocate memory`)
 
 // anchor is one OOM message found in the normalised text.
 type anchor struct {
@@ -183,9 +197,25 @@ func lineBounds(text string, i int) (int, int) {
 const sourceReach = 200
 
 // inSourceCode reports whether the text before a match on its line makes
-// it a string literal in a raise statement rather than a printed message.
+// it a string literal in a raise statement rather than a printed message:
+// a quote opened after "raise " is still open. A title such as `raise
+// ValueError("No available memory ... " ValueError: No available memory`
+// holds both, and the second is the message.
 func inSourceCode(before string) bool {
-	return strings.Contains(before, "raise ")
+	i := strings.LastIndex(before, "raise ")
+	if i < 0 {
+		return false
+	}
+	var quote byte
+	for _, c := range []byte(before[i:]) {
+		switch {
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		case c == quote:
+			quote = 0
+		}
+	}
+	return quote != 0
 }
 
 // primary picks the anchor the report is about: the first of the

@@ -22,12 +22,35 @@ func (sc *scan) message(a anchor) string {
 	stop := sc.starts[li] + len(sc.lines[li].text)
 	for k := li + 1; k < len(sc.lines) && k <= li+4; k++ {
 		t := sc.lines[k].text
-		if strings.TrimSpace(t) == "" || isFrameLine(t) || startsRecord(t) || strings.HasPrefix(t, " ") || strings.HasPrefix(t, "\t") {
+		// Traceback lines are indented by two or more; one blank is where a
+		// console wrapped the message at a space.
+		if strings.TrimSpace(t) == "" || isFrameLine(t) || startsRecord(t) || strings.HasPrefix(t, "  ") || strings.HasPrefix(t, "\t") {
 			break
 		}
 		stop = sc.starts[k] + len(t)
 	}
-	return strings.ReplaceAll(sc.text[a.pos:min(end, stop)], "\n", " ")
+	return joinRows(sc.text[a.pos:min(end, stop)])
+}
+
+// joinRows puts the rows of a message on one line. Rows join with a blank,
+// except where a wrap cut a number ("9." | "18 GiB"), whose digits join.
+func joinRows(s string) string {
+	if strings.IndexByte(s, '\n') < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\n' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i > 0 && i+1 < len(s) && (isDigit(s[i-1]) || s[i-1] == '.') && isDigit(s[i+1]) {
+			continue
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
 }
 
 // Field patterns. sizePattern contributes two groups (number, unit).
@@ -49,6 +72,16 @@ var (
 	reOldReserved = regexp.MustCompile(sizePattern + `\s+reserved in total`)
 	reOldCached   = regexp.MustCompile(sizePattern + `\s+cached\)`)
 
+	// The torch<=2.0 memory-fraction message puts one field per line
+	// ("Requested               : 4.83 GiB"); a Rust Debug rendering keeps
+	// them on one line, joined by a literal \n.
+	reLimitDevice    = regexp.MustCompile(`Allocation on device (\d+) would exceed`)
+	reLimitAllocated = regexp.MustCompile(`Currently allocated\s*:\s*` + sizePattern)
+	reLimitRequested = regexp.MustCompile(`Requested\s*:\s*` + sizePattern)
+	reLimitDevTotal  = regexp.MustCompile(`Device limit\s*:\s*` + sizePattern)
+	reLimitFree      = regexp.MustCompile(`Free \(according to CUDA\)\s*:\s*` + sizePattern)
+	reLimitAllowed   = regexp.MustCompile(`memory fraction\)(?:\s|\\n)*:\s*` + sizePattern)
+
 	reMPSAllocated = regexp.MustCompile(`MPS allocated:\s*` + sizePattern)
 	reMPSOther     = regexp.MustCompile(`other allocations:\s*` + sizePattern)
 	reMPSMax       = regexp.MustCompile(`max allowed:\s*` + sizePattern)
@@ -68,17 +101,18 @@ var (
 	reEigenSize   = regexp.MustCompile(`when allocating (\d+)`)
 	reBFCStat     = regexp.MustCompile(`(?m)^\s*(Limit|InUse|MaxInUse|NumAllocs|MaxAllocSize):\s+(\d+)\s*$`)
 
-	reXLABytes    = regexp.MustCompile(`Out of memory (?:while trying to allocate|allocating)\s+` + sizePattern)
-	reXLARequest  = regexp.MustCompile(`Failed to allocate request for\s+` + sizePattern + `(?:\s*\((\d+)B\))?(?:\s+on device ordinal (\d+))?`)
-	reXLAUsed     = regexp.MustCompile(`Used\s+` + sizePattern + `\s+of\s+` + sizePattern + `\s+(\w+)`)
-	reXLAExceeded = regexp.MustCompile(`Exceeded \w+ capacity by\s+` + sizePattern)
-	reXLACode     = regexp.MustCompile(`\b(E\d{3,5}: \w+)`)
-	reXLAShape    = regexp.MustCompile(`Shape:\s*(\w+\[[\d,]*\])`)
-	reXLAReserve  = regexp.MustCompile(`Attempting to (?:reserve|allocate)\s+` + sizePattern)
-	reXLAFree     = regexp.MustCompile(`There (?:are|is)\s+` + sizePattern + `\s+free`)
-	reRoundedTo   = regexp.MustCompile(`\(rounded to (\d+)\)`)
-	reVLLMFree    = regexp.MustCompile(`Free memory on device \((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) (GiB|MiB|GB)\)`)
-	reTPUIndex    = regexp.MustCompile(`\bTPU[_:](\d+)\b`)
+	reXLABytes     = regexp.MustCompile(`Out of memory (?:while trying to allocate|allocating)\s+` + sizePattern)
+	reXLARequest   = regexp.MustCompile(`Failed to allocate request for\s+` + sizePattern + `(?:\s*\((\d+)B\))?(?:\s+on device ordinal (\d+))?`)
+	reXLAUsed      = regexp.MustCompile(`Used\s+` + sizePattern + `\s+of\s+` + sizePattern + `\s+(\w+)`)
+	reXLAExceeded  = regexp.MustCompile(`Exceeded \w+ capacity by\s+` + sizePattern)
+	reXLACode      = regexp.MustCompile(`\b(E\d{3,5}: \w+)`)
+	reXLAShape     = regexp.MustCompile(`Shape:\s*(\w+\[[\d,]*\])`)
+	reXLAReserve   = regexp.MustCompile(`Attempting to (?:reserve|allocate)\s+` + sizePattern)
+	reXLAFree      = regexp.MustCompile(`There (?:are|is)\s+` + sizePattern + `\s+free`)
+	reRoundedTo    = regexp.MustCompile(`\(rounded to (\d+)\)`)
+	reVLLMFree     = regexp.MustCompile(`Free memory on device (?:(\w+):(\d+) )?\((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) (GiB|MiB|GB)\)`)
+	reTPUIndex     = regexp.MustCompile(`\bTPU[_:](\d+)\b`)
+	reTPUException = regexp.MustCompile(`Exception in device=TPU:(\d+)`)
 
 	reCPUBytes   = regexp.MustCompile(`tried to allocate (\d+) bytes`)
 	reAllocating = regexp.MustCompile(`(?i)allocat\w*\s+` + sizePattern)
@@ -171,8 +205,12 @@ func extract(sc *scan, a anchor, rep *Report) {
 	case kindVLLMStartup:
 		rep.Framework = FrameworkVLLM
 		if m := reVLLMFree.FindStringSubmatch(msg); m != nil {
-			rep.FreeBytes, _ = ptrSize(m[1], m[3])
-			rep.TotalCapacityBytes, _ = ptrSize(m[2], m[3])
+			rep.FreeBytes, _ = ptrSize(m[3], m[5])
+			rep.TotalCapacityBytes, _ = ptrSize(m[4], m[5])
+			// vLLM names ROCm GPUs cuda too; other backends keep their name.
+			if m[1] != "" {
+				rep.Device = str(m[1] + ":" + m[2])
+			}
 		}
 		if m := reVLLMUtil.FindStringSubmatch(msg); m != nil {
 			if f, err := strconv.ParseFloat(m[1], 64); err == nil {
@@ -205,6 +243,8 @@ func extract(sc *scan, a anchor, rep *Report) {
 		rep.Framework = FrameworkOther
 		rep.Device = str("cpu")
 		rep.Extra["kind"] = "oom-killed"
+	case kindTorchLimit:
+		extractTorchLimit(sc, a, rep)
 	case kindFallback:
 		// An unknown wording: say only what the text shows.
 		rep.Framework = FrameworkOther
@@ -217,6 +257,8 @@ func extract(sc *scan, a anchor, rep *Report) {
 	if _, ok := rep.Extra["stack"]; !ok && isTGI(sc.text) {
 		rep.Extra["stack"] = "text-generation-inference"
 		if sub := tgiSubphase(sc.lines[sc.lineOf(a.pos)].text); sub != "" {
+			rep.Extra["subphase"] = sub
+		} else if sub := tgiStage(sc.text); sub != "" {
 			rep.Extra["subphase"] = sub
 		}
 	}
@@ -284,6 +326,9 @@ func extractTorch(sc *scan, lookback, msg string, rep *Report) {
 		rep.AllocatedByFrameworkBytes = findSize(reOldAlloc, msg, 1)
 		rep.FreeBytes = findSize(reOldFree, msg, 1)
 		rep.ReservedByFrameworkBytes = findSize(reOldReserved, msg, 1)
+		if n := findSize(reAllowed, msg, 1); n != nil {
+			rep.Extra["allowed_bytes"] = *n
+		}
 		if n := findSize(reOldCached, msg, 1); n != nil {
 			rep.ReservedUnallocatedBytes = n
 			rep.Extra["cached_label"] = true
@@ -314,6 +359,28 @@ func extractTorch(sc *scan, lookback, msg string, rep *Report) {
 	}
 	if idx != "" && prefix != "NPU" {
 		rep.Device = cudaDevice(idx)
+	}
+}
+
+// limitReach is how far after the anchor the fields of the
+// memory-fraction message are read: it spans six short lines.
+const limitReach = 768
+
+// extractTorchLimit reads the message the caching allocator of torch<=2.0
+// raises when a per-process memory fraction is set. "Device limit" is the
+// device's total memory; the fraction's cap goes in extra.
+func extractTorchLimit(sc *scan, a anchor, rep *Report) {
+	rep.Framework = torchish(sc.text)
+	t := sc.text[a.pos:min(len(sc.text), a.pos+limitReach)]
+	if m := reLimitDevice.FindStringSubmatch(t); m != nil {
+		rep.Device = cudaDevice(m[1])
+	}
+	rep.TriedToAllocateBytes = findSize(reLimitRequested, t, 1)
+	rep.AllocatedByFrameworkBytes = findSize(reLimitAllocated, t, 1)
+	rep.TotalCapacityBytes = findSize(reLimitDevTotal, t, 1)
+	rep.FreeBytes = findSize(reLimitFree, t, 1)
+	if n := findSize(reLimitAllowed, t, 1); n != nil {
+		rep.Extra["allowed_bytes"] = *n
 	}
 }
 
@@ -538,6 +605,9 @@ func driverSizes(sc *scan, k kind) []int64 {
 	return out
 }
 
+// xlaReach is how far after a TPU HBM message its own lines are read.
+const xlaReach = 512
+
 // extractXLA reads JAX/XLA's GPU allocator and TPU HBM messages.
 func extractXLA(sc *scan, a anchor, msg string, rep *Report) {
 	rep.Format = FormatXLA
@@ -546,6 +616,8 @@ func extractXLA(sc *scan, a anchor, msg string, rep *Report) {
 		rep.Framework = FrameworkVLLM
 	case strings.Contains(sc.text, "LoadError") || strings.Contains(sc.text, ".jl:"):
 		rep.Framework = FrameworkOther
+	case isTorchXLA(sc.text):
+		rep.Framework = FrameworkPyTorch
 	default:
 		rep.Framework = FrameworkJAX
 	}
@@ -571,7 +643,9 @@ func extractXLA(sc *scan, a anchor, msg string, rep *Report) {
 				rep.Extra["hbm_used_bytes"] = *n
 			}
 		}
-		if n := findSize(reXLAExceeded, msg, 1); n != nil {
+		// A console may wrap "Exceeded hbm capacity by" onto an indented
+		// line, which the message stops before.
+		if n := findSize(reXLAExceeded, sc.text[a.pos:min(len(sc.text), a.pos+xlaReach)], 1); n != nil {
 			rep.Extra["hbm_exceeded_by_bytes"] = *n
 		}
 		if m := reXLAShape.FindStringSubmatch(sc.text[a.pos:min(len(sc.text), a.pos+16384)]); m != nil {
@@ -592,6 +666,10 @@ func extractXLA(sc *scan, a anchor, msg string, rep *Report) {
 	if tpu {
 		rep.Device = str("tpu")
 		if m := reTPUIndex.FindStringSubmatch(msg); m != nil {
+			rep.Device = str("tpu:" + m[1])
+		} else if m := reTPUException.FindStringSubmatch(sc.text[a.pos:min(len(sc.text), a.pos+xlaReach*8)]); m != nil {
+			// torch_xla logs the status first and names the failing core
+			// in the exception it raises a few lines below.
 			rep.Device = str("tpu:" + m[1])
 		}
 	}
@@ -657,7 +735,9 @@ func torchish(text string) string {
 	switch {
 	case strings.Contains(text, "deepspeed"):
 		return FrameworkDeepSpeed
-	case strings.Contains(text, "vllm/") || strings.Contains(text, "vllm."):
+	case strings.Contains(text, "vllm/") || strings.Contains(text, "vllm.") || strings.Contains(text, "VllmWorker") ||
+		strings.Contains(text, "when initializing the engine"):
+		// vLLM's worker class and its advice name it where no path does.
 		return FrameworkVLLM
 	case strings.Contains(text, "tensorflow/") || strings.Contains(text, "tensorflow."):
 		return FrameworkTensorFlow
@@ -665,12 +745,41 @@ func torchish(text string) string {
 	return FrameworkPyTorch
 }
 
+// isTorchXLA reports PyTorch/XLA: its package, its XRT client's log path,
+// or the RuntimeError its C++ status check raises.
+func isTorchXLA(text string) bool {
+	return strings.Contains(text, "torch_xla") || strings.Contains(text, "torch-xla") ||
+		strings.Contains(text, "xla/xla_client/") || strings.Contains(text, "Bad StatusOr access")
+}
+
 func isJAX(text string) bool {
 	return strings.Contains(text, "jax") || strings.Contains(text, "external/org_tensorflow") || strings.Contains(text, "flax")
 }
 
+// isTGI reports Hugging Face TGI by its own modules and binaries, not by
+// "text_generation" alone, which text-generation-webui's modules share.
 func isTGI(text string) bool {
-	return strings.Contains(text, "text_generation") || strings.Contains(text, "text-generation-inference")
+	for _, name := range []string{"text_generation_server", "text_generation_launcher", "text_generation_router",
+		"text_generation_client", "text_generation_inference", "text-generation-inference", "text-generation-launcher"} {
+		if strings.Contains(text, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// reTGIStage is where TGI's router or launcher names the stage that failed:
+// a tracing span on the relayed copy of the message, or "Method Prefill
+// encountered an error".
+var reTGIStage = regexp.MustCompile(`batch\{[^}\n]{0,200}\}:(prefill|decode)|Method (Prefill|Decode|Warmup) encountered an error|\b(warmup)\{`)
+
+// tgiStage returns the stage the first such line in text names, or "".
+func tgiStage(text string) string {
+	m := reTGIStage.FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	return strings.ToLower(m[1] + m[2] + m[3])
 }
 
 // tgiSubphase reads TGI's tracing span ("batch{..}:prefill:prefill{..}").

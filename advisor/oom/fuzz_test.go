@@ -13,6 +13,8 @@ const maxReportJSON = 64 << 10
 
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(corpusDir, "cases", "*.txt"))
+	extra, _ := filepath.Glob(filepath.Join(extraDir, "*.txt"))
+	files = append(files, extra...)
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {

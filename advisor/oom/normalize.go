@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // line is one normalised line of a paste. Rank is the torchrun "[rankN]:"
@@ -15,6 +16,12 @@ type line struct {
 	text  string
 	rank  int
 	fresh bool
+	// space marks a line that ended in blanks before they were trimmed:
+	// a wrap after it fell between two words.
+	space bool
+	// full marks a row as wide as the console that hard-wrapped the paste:
+	// the next row goes on with the same line.
+	full bool
 }
 
 // normalize undoes what Slack, Markdown, terminals and log collectors do to
@@ -34,14 +41,52 @@ func normalize(s string) []line {
 	s = stripANSI(s)
 
 	raw := splitLines(s)
+	width := consoleWidth(raw)
 	out := make([]line, 0, len(raw))
 	for _, r := range raw {
 		l, keep := cleanLine(r)
 		if keep {
+			l.full = width > 0 && utf8.RuneCountInString(r) == width && !tableRow(r)
 			out = append(out, l)
 		}
 	}
 	return joinWraps(out)
+}
+
+// consoleWidth returns the width a console hard-wrapped the paste at, or 0.
+// Such a console cuts every longer line into rows of exactly its width, so
+// the widest rows are all that wide: at least two different ones, and none
+// wider. An unwrapped paste's widest line is almost always unique; table
+// rows (nvidia-smi, memory_summary, rich tracebacks) share one width by
+// design and do not count.
+func consoleWidth(raw []string) int {
+	width, first, distinct := 0, "", 0
+	for _, r := range raw {
+		if len(r) < minWrapWidth || tableRow(r) {
+			continue
+		}
+		switch n := utf8.RuneCountInString(r); {
+		case n > width:
+			width, first, distinct = n, r, 1
+		case n == width && distinct == 1 && r != first:
+			distinct = 2
+		}
+	}
+	if width < minWrapWidth || distinct < 2 {
+		return 0
+	}
+	return width
+}
+
+// tableRow reports a row of a drawn table or box.
+func tableRow(r string) bool {
+	t := strings.TrimLeft(r, " \t")
+	for _, p := range []string{"|", "+", "│", "╭", "╰", "┃", "║", "="} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // splitLines splits on \n, \r\n and lone \r (tqdm redraws).
@@ -188,12 +233,17 @@ func stripANSI(s string) string {
 var (
 	rankPrefix    = regexp.MustCompile(`^\[rank(\d+)\]:\s?`)
 	composePrefix = regexp.MustCompile(`^[A-Za-z0-9][\w.-]{0,80}\s+\| ?`)
-	isoPrefix     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?:?\s+`)
-	glogPrefix    = regexp.MustCompile(`^:?\s?[IWEF]\s?(?:\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+)?(?:0x[0-9a-f]+ )?[\w/.-]+\.(?:cc|h|cpp|c):\d+\]\s?`)
-	vllmPrefix    = regexp.MustCompile(`^(?:\([^()\n]{0,60}pid=\d+\)\s+)?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w./-]+:\d+\]\s?`)
-	procPrefix    = regexp.MustCompile(`^\([^()\n]{0,60}pid=\d+\)\s+`)
-	loguruPrefix  = regexp.MustCompile(`^[^|\n]{1,40}\|[^|\n]{1,40}\|\s*[\w.<>-]+:[\w.<>-]+:\d+\s+-\s+`)
-	pytestPrefix  = regexp.MustCompile(`^FAILED (?:\[[^\]]{0,20}\] )?\S+ - `)
+	// isoPrefix also takes the bracketed form CI runners print
+	// ("[2026-02-24T20:21:58Z] "). It and procPrefix take one blank only,
+	// so that an indented traceback line keeps its indent.
+	isoPrefix  = regexp.MustCompile(`^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?:?[ \t]`)
+	glogPrefix = regexp.MustCompile(`^:?\s?[IWEF]\s?(?:\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+)?(?:0x[0-9a-f]+ )?[\w/.-]+\.(?:cc|h|cpp|c):\d+\]\s?`)
+	vllmPrefix = regexp.MustCompile(`^(?:\([^()\n]{0,60}pid=\d+(?:, ip=[\w.:-]+)?\)\s+)?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w./-]+:\d+\]\s?`)
+	// procPrefix is a worker's "(EngineCore_DP0 pid=8884) "; Ray adds the
+	// node address: "(RayWorkerWrapper pid=1054, ip=10.96.62.52) ".
+	procPrefix   = regexp.MustCompile(`^\([^()\n]{0,60}pid=\d+(?:, ip=[\w.:-]+)?\)[ \t]`)
+	loguruPrefix = regexp.MustCompile(`^[^|\n]{1,40}\|[^|\n]{1,40}\|\s*[\w.<>-]+:[\w.<>-]+:\d+\s+-\s+`)
+	pytestPrefix = regexp.MustCompile(`^FAILED (?:\[[^\]]{0,20}\] )?\S+ - `)
 )
 
 // cleanLine strips fences, quote markers and log prefixes from one line. It
@@ -230,8 +280,9 @@ func cleanLine(s string) (line, bool) {
 		}
 		break
 	}
-	s = strings.TrimSuffix(strings.TrimRight(s, " \t"), "```")
-	l.text = s
+	t := strings.TrimRight(s, " \t")
+	l.space = len(t) < len(s)
+	l.text = strings.TrimSuffix(t, "```")
 	return l, true
 }
 
@@ -259,7 +310,7 @@ func stripPrefix(t string) int {
 	var res []*regexp.Regexp
 	switch c := t[0]; {
 	case c == '[':
-		res = []*regexp.Regexp{rankPrefix}
+		res = []*regexp.Regexp{rankPrefix, isoPrefix}
 	case c >= '0' && c <= '9':
 		res = []*regexp.Regexp{isoPrefix, loguruPrefix, composePrefix}
 	case c == 'I' || c == 'W' || c == 'E' || c == 'F' || c == 'D' || c == 'C':
@@ -302,13 +353,42 @@ func joinWraps(lines []line) []line {
 	out := lines[:0]
 	for _, l := range lines {
 		// A wrapped tail has no prefix of its own, whatever its head had.
-		if n := len(out); n > 0 && !l.fresh && l.rank < 0 && wrapsInto(out[n-1].text, l.text) {
-			out[n-1].text += l.text
-			continue
+		if n := len(out); n > 0 && !l.fresh && l.rank < 0 {
+			prev := &out[n-1]
+			switch {
+			case prev.full && l.text != "" && !startsRecord(l.text):
+				// A console wrap cuts at a column: the rows join as they are,
+				// with the blank the row ended in.
+				if prev.space {
+					prev.text += " "
+				}
+				prev.text += l.text
+				prev.space, prev.full = l.space, l.full
+				continue
+			case prev.space && wrapsAtSpace(prev.text, l.text):
+				prev.text += " " + l.text
+				prev.space, prev.full = l.space, l.full
+				continue
+			case !prev.space && wrapsInto(prev.text, l.text):
+				prev.text += l.text
+				prev.space, prev.full = l.space, l.full
+				continue
+			}
 		}
 		out = append(out, l)
 	}
 	return out
+}
+
+// wrapsAtSpace reports a wrap that fell on a blank ("Resource exhausted:
+// Out |of memory while trying"): a long unindented line that ended in
+// blanks, then a line going on in lower case. Indented lines are
+// traceback source, which does not wrap into the next line.
+func wrapsAtSpace(prev, next string) bool {
+	if len(prev) < minWrapWidth || next == "" || prev[0] == ' ' || prev[0] == '\t' {
+		return false
+	}
+	return (next[0] >= 'a' && next[0] <= 'z' || isDigit(next[0])) && !startsRecord(next)
 }
 
 func wrapsInto(prev, next string) bool {

@@ -24,6 +24,14 @@ var (
 	reNumberedSource = regexp.MustCompile(`^\d+\s`)
 	reArrowSource    = regexp.MustCompile(`^-+>\s*\d*\s*`)
 	reModelCall      = regexp.MustCompile(`(?:^|[^\w])model\(`)
+	// reFunctionalCall is a call of a torch.nn.functional op, which only a
+	// forward computation makes ("F.conv2d(", "torch.nn.functional.scaled_dot_product_attention(").
+	reFunctionalCall = regexp.MustCompile(`(?:\btorch\.nn\.functional|(?:^|[^\w.])F)\.\w+\(`)
+	// reLoadName is a function that loads a model or its weights by name
+	// ("load", "load_unet", "load_diffusion_model", "partially_load",
+	// "model_load"); reDataName excludes loading data.
+	reLoadName = regexp.MustCompile(`^_?(?:partially_)?load(?:_|$)|_load$`)
+	reDataName = regexp.MustCompile(`(?i)data|image|img|batch|audio|video|sample|prompt|caption|text|token|loss|balanc`)
 	// reModelTo matches moving a model to the device: "model.to(device)",
 	// "model = Net(cfg).to(device)"; not "x.to(model.device)".
 	reModelTo = regexp.MustCompile(`^\s*(?:self\.)?\w*model\w*\s*=.*\.(?:to|cuda)\(|\b\w*model\w*\.(?:to|cuda)\(`)
@@ -192,7 +200,11 @@ var (
 	loadFns = set("_apply", "convert", "to", "cuda", "load_checkpoint_and_dispatch", "load_state_dict", "_load_from_state_dict", "from_pretrained", "load_checkpoint",
 		"_load_pretrained_model", "load_model", "load_weights", "set_module_tensor_to_device", "dispatch_model",
 		"load_state_dict_into_meta_model", "_load_state_dict_into_meta_model", "profile_run", "determine_num_available_blocks",
-		"_initialize_kv_caches", "initialize_cache", "init_device", "determine_available_memory", "load_sharded_checkpoint", "load_checkpoint_in_model")
+		"_initialize_kv_caches", "initialize_cache", "init_device", "determine_available_memory", "load_sharded_checkpoint", "load_checkpoint_in_model",
+		// Wrapping the model for distributed training allocates its
+		// buffers before any step: DDP's gradient buckets, DeepSpeed's and
+		// accelerate's model set-up.
+		"_ddp_init_helper", "prepare_model", "_prepare_deepspeed", "_configure_distributed_model", "_move_model_to_device", "_broadcast_model")
 	evalFns = set("evaluate", "evaluation_loop", "eval_step", "validation_step", "prediction_step", "test_step",
 		"predict_step", "validate", "_validate", "eval_epoch", "evaluate_epoch", "run_eval", "validation_loop", "_evaluation_step", "eval_loop",
 		"eval", "val_step", "validation_epoch", "valid_epoch", "validate_epoch", "_evaluate", "evaluation", "run_validation")
@@ -225,9 +237,9 @@ func framePhase(f frame) string {
 	case optimizerFns[f.fn] && (strings.Contains(p, "optim") || strings.Contains(p, "deepspeed/runtime") || f.fn != "step") ||
 		strings.Contains(f.src, "optimizer.step(") || strings.Contains(f.src, "optimizer_step("):
 		return PhaseOptimizer
-	case loadFns[f.fn] && (!moduleFns[f.fn] || strings.Contains(p, "torch/nn/modules/module.py")) ||
+	case loadFns[f.fn] && (!moduleFns[f.fn] || strings.Contains(p, "torch/nn/modules/module.py")) || loadName(f.fn) ||
 		strings.Contains(f.src, "from_pretrained(") || strings.Contains(f.src, "load_state_dict(") || strings.Contains(f.src, "torch.load(") ||
-		reModelTo.MatchString(f.src):
+		reModelTo.MatchString(f.src) || moduleConvert(f.src):
 		return PhaseLoad
 	case evalFns[f.fn] || strings.Contains(f.src, "evaluate(") || strings.Contains(f.src, "validation_step("):
 		return PhaseEval
@@ -236,10 +248,32 @@ func framePhase(f frame) string {
 	case strings.Contains(f.fn, "backward"):
 		return PhaseBackward
 	case forwardFns[f.fn] || strings.Contains(f.fn, "forward") || strings.Contains(p, "torch/nn/functional.py") || strings.Contains(p, "torch/nn/modules/") ||
-		strings.Contains(p, "/modeling_") || reModelCall.MatchString(f.src):
+		strings.Contains(p, "/modeling_") || reModelCall.MatchString(f.src) || reFunctionalCall.MatchString(f.src):
 		return PhaseForward
 	}
 	return ""
+}
+
+// moduleConvert reports the source line of nn.Module.to's convert(), "return
+// t.to(device, dtype if t.is_floating_point() ...)": a paste that kept only
+// that line still shows the model being moved to the device.
+func moduleConvert(src string) bool {
+	return strings.Contains(src, "t.to(") && strings.Contains(src, "t.is_floating_point()")
+}
+
+// loadName reports a function named for loading a model or its weights.
+func loadName(fn string) bool {
+	return reLoadName.MatchString(fn) && !reDataName.MatchString(fn)
+}
+
+// reVLLMMethod is the method a vLLM worker names when it fails ("Exception
+// in worker VllmWorkerProcess while processing method
+// determine_num_available_blocks: CUDA out of memory...").
+var reVLLMMethod = regexp.MustCompile(`while processing method (\w+)`)
+
+func vllmMethodLoad(line string) bool {
+	m := reVLLMMethod.FindStringSubmatch(line)
+	return m != nil && vllmLoad(frame{fn: m[1]})
 }
 
 // vllmLoad reports frames of vLLM's start-up profiling, which runs the
@@ -315,16 +349,28 @@ func shortPath(p string) string {
 	return p
 }
 
+// reTGIShardStart is TGI's launcher reporting a shard that died during
+// start-up.
+var reTGIShardStart = regexp.MustCompile(`ShardCannotStart|Shard \d+ failed to start`)
+
 // phaseOf decides the phase from what the format offers: vLLM's engine
 // start-up, TGI's spans, TF's op node, else the Python stack.
 func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 	switch {
-	case a.kind == kindVLLMKV || a.kind == kindVLLMStartup || a.kind == kindSGLang || strings.Contains(msg, "when initializing the engine"):
+	case a.kind == kindVLLMKV || a.kind == kindVLLMStartup || a.kind == kindSGLang:
 		return PhaseLoad, "the server raised it while sizing its KV cache at start-up"
+	case strings.Contains(sc.text, "when initializing the engine"):
+		// vLLM re-raises an OOM of its start-up warm-up with this advice.
+		return PhaseLoad, "vLLM raised it while initializing the engine"
+	case vllmMethodLoad(sc.lines[sc.lineOf(a.pos)].text):
+		return PhaseLoad, "a vLLM worker was profiling memory at start-up"
 	case rep.Extra["subphase"] == "warmup":
 		return PhaseLoad, "TGI warmup"
 	case rep.Extra["subphase"] == "prefill" || rep.Extra["subphase"] == "decode":
 		return PhaseGenerate, "TGI " + rep.Extra["subphase"].(string) + " span"
+	case rep.Extra["stack"] == "text-generation-inference" && reTGIShardStart.MatchString(sc.text):
+		// A shard that cannot start failed while loading its weights.
+		return PhaseLoad, "TGI shard failed to start"
 	case a.kind == kindTFWarning || a.kind == kindTFDriver:
 		return PhaseUnknown, ""
 	}

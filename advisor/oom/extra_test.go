@@ -1,0 +1,194 @@
+package oom
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// extraDir holds real pastes gathered after the parser was written, from
+// public issue threads outside the public corpus, read by hand by the
+// corpus README's rules. They check that the rules generalise.
+const extraDir = "testdata/extra"
+
+// extraCase is one line of testdata/extra.jsonl: the index fields plus
+// detected, so that look-alikes that are not an OOM can be listed too.
+type extraCase struct {
+	File   string         `json:"file"`
+	Source string         `json:"source"`
+	Extra  map[string]any `json:"extra"`
+	Fields map[string]any `json:"-"`
+	Text   string         `json:"-"`
+}
+
+func loadExtra(tb testing.TB) []extraCase {
+	tb.Helper()
+	f, err := os.Open(filepath.Join("testdata", "extra.jsonl"))
+	if err != nil {
+		tb.Fatalf("extra cases: %v", err)
+	}
+	defer f.Close()
+	var cases []extraCase
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var c extraCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			tb.Fatalf("extra.jsonl: %v", err)
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c.Fields); err != nil {
+			tb.Fatalf("extra.jsonl: %v", err)
+		}
+		b, err := os.ReadFile(filepath.Join(extraDir, c.File))
+		if err != nil {
+			tb.Fatalf("extra case %s: %v", c.File, err)
+		}
+		c.Text = string(b)
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatalf("extra.jsonl: %v", err)
+	}
+	return cases
+}
+
+// extraFields are the fields each extra case asserts.
+var extraFields = append([]string{"detected"}, strictFields...)
+
+// diffExtra lists the asserted fields and known extra keys where got
+// differs from the case's line.
+func diffExtra(c extraCase, got map[string]any) []string {
+	var diffs []string
+	for _, k := range extraFields {
+		if !reflect.DeepEqual(got[k], c.Fields[k]) {
+			diffs = append(diffs, fmt.Sprintf("%s: got %v, want %v", k, got[k], c.Fields[k]))
+		}
+	}
+	gotExtra, _ := got["extra"].(map[string]any)
+	for k, want := range c.Extra {
+		if extraKeys[k] && !reflect.DeepEqual(gotExtra[k], want) {
+			diffs = append(diffs, fmt.Sprintf("extra.%s: got %v, want %v", k, gotExtra[k], want))
+		}
+	}
+	return diffs
+}
+
+func TestExtraCases(t *testing.T) {
+	for _, c := range loadExtra(t) {
+		t.Run(strings.TrimSuffix(c.File, ".txt"), func(t *testing.T) {
+			got := asJSONMap(t, Parse(c.Text))
+			for _, d := range diffExtra(c, got) {
+				t.Errorf("%s (%s): %s", c.File, c.Source, d)
+			}
+			// The same paste as Slack delivers it must read the same.
+			slack := asJSONMap(t, Parse("```\n"+slackEscape(c.Text)+"\n```"))
+			for _, k := range append(append([]string{}, extraFields...), "extra") {
+				if !reflect.DeepEqual(slack[k], got[k]) {
+					t.Errorf("%s: Slack form: %s: got %v, plain paste gives %v", c.File, k, slack[k], got[k])
+				}
+			}
+		})
+	}
+}
+
+// TestExtraAccuracy logs per-field accuracy over the extra cases as pasted,
+// hard-wrapped by an 80-column console, and Slack-escaped in a fence (run
+// with -v).
+func TestExtraAccuracy(t *testing.T) {
+	cases := loadExtra(t)
+	forms := []struct {
+		name string
+		form func(string) string
+	}{
+		{"as pasted", func(s string) string { return s }},
+		{"80-column wrap", func(s string) string { return consoleWrap(s, 80) }},
+		{"Slack", func(s string) string { return "```\n" + slackEscape(s) + "\n```" }},
+	}
+	fields := append([]string{}, extraFields...)
+	sort.Strings(fields)
+	for _, f := range forms {
+		right := map[string]int{}
+		for _, c := range cases {
+			got := asJSONMap(t, Parse(f.form(c.Text)))
+			for _, k := range extraFields {
+				if reflect.DeepEqual(got[k], c.Fields[k]) {
+					right[k]++
+				}
+			}
+		}
+		for _, k := range fields {
+			t.Logf("%-15s %-30s %3d/%d", f.name, k, right[k], len(cases))
+		}
+	}
+}
+
+// consoleWrap cuts every line longer than width into rows of width runes,
+// as a console does to what it prints.
+func consoleWrap(s string, width int) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		r := []rune(l)
+		for len(r) > width {
+			b.WriteString(string(r[:width]))
+			b.WriteByte('\n')
+			r = r[width:]
+		}
+		b.WriteString(string(r))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestConsoleWrap checks that a paste hard-wrapped by a console reads like
+// the unwrapped paste, wherever the wrap cut two or more rows (one cut row
+// cannot be told from a line that is just long).
+func TestConsoleWrap(t *testing.T) {
+	texts := map[string]string{}
+	for _, c := range loadExtra(t) {
+		texts["extra/"+c.File] = c.Text
+	}
+	cases, public := loadCorpus(t)
+	for _, c := range cases {
+		texts["corpus/"+c.File] = public[c.File]
+	}
+	for name, text := range texts {
+		for _, width := range []int{80, 120} {
+			wrapped := consoleWrap(text, width)
+			if consoleWidth(splitLines(wrapped)) != width {
+				continue
+			}
+			plain := asJSONMap(t, Parse(text))
+			got := asJSONMap(t, Parse(wrapped))
+			for _, k := range extraFields {
+				if !reflect.DeepEqual(got[k], plain[k]) {
+					t.Errorf("%s wrapped at %d: %s: got %v, unwrapped gives %v", name, width, k, got[k], plain[k])
+				}
+			}
+		}
+	}
+}
+
+// TestTablesAreNotWraps checks that rows of equal width drawn by a tool
+// (nvidia-smi) next to an OOM are not taken for a console's hard wrap.
+func TestTablesAreNotWraps(t *testing.T) {
+	msg := "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 11.06 MiB is free.\n"
+	border := "+" + strings.Repeat("-", 150) + "+\n"
+	row := func(s string) string { return "| " + s + strings.Repeat(" ", 148-len(s)) + " |\n" }
+	table := border + row("NVIDIA-SMI 550.54.15      Driver Version: 550.54.15      CUDA Version: 12.4") +
+		row("  0  NVIDIA A100-SXM4-80GB   On  |  00000000:07:00.0 Off |  81037MiB /  81920MiB |") + border
+	plain := asJSONMap(t, Parse(msg))
+	for _, text := range []string{table + "CUDA out of memory. " + msg[len("torch.OutOfMemoryError: CUDA out of memory. "):], msg + table} {
+		got := asJSONMap(t, Parse(text))
+		for _, k := range extraFields {
+			if !reflect.DeepEqual(got[k], plain[k]) {
+				t.Errorf("%s: got %v, the message alone gives %v", k, got[k], plain[k])
+			}
+		}
+	}
+}
