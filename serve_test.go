@@ -183,3 +183,27 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Error("a secret reached the logs")
 	}
 }
+
+// TestDigestPostsToSlack runs `vrambot digest` with Slack configured: the
+// digest is posted to the channel through the Web API at VRAMBOT_SLACK_API_URL.
+func TestDigestPostsToSlack(t *testing.T) {
+	api := &slackAPI{}
+	fake := httptest.NewServer(api)
+	defer fake.Close()
+	envVars := map[string]string{
+		"SLACK_BOT_TOKEN":        "xoxb-test",
+		"VRAMBOT_SLACK_API_URL":  fake.URL + "/api/",
+		"VRAMBOT_DIGEST_CHANNEL": "C0DIGEST",
+	}
+	code, out, stderr := runCLI(t, envVars, "", "digest", "--json", "--at", "2026-11-27T09:00:00Z")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	posts := api.posted("chat.postMessage")
+	if len(posts) == 0 || posts[0].Get("channel") != "C0DIGEST" || posts[0].Get("blocks") == "" {
+		t.Fatalf("digest posts: %v", posts)
+	}
+	if !strings.Contains(out, `"data_quality"`) {
+		t.Errorf("no digest JSON printed: %.200s", out)
+	}
+}
