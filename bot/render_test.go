@@ -3,20 +3,16 @@ package bot
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
+	"github.com/vrambot/vrambot/internal/golden"
 	"github.com/vrambot/vrambot/reply"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func vramFixture(query string) reply.Reply {
 	return reply.Reply{
@@ -106,19 +102,7 @@ func TestBlocksGolden(t *testing.T) {
 			blocks, fallback := Blocks(tt.r)
 			checkLimits(t, blocks, fallback)
 			got := marshalText(t, map[string]any{"text": fallback, "blocks": blocks})
-			golden := filepath.Join("testdata", tt.name+".json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./bot -run TestBlocksGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("Block Kit JSON differs from %s; rerun with -update and review the diff", golden)
-			}
+			golden.Check(t, tt.name+".json", got)
 		})
 	}
 }

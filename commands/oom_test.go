@@ -3,21 +3,13 @@ package commands
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/vrambot/vrambot/internal/golden"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 )
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
 
 // oomPastes are the pastes of the golden tests, one per kind of diagnosis.
 var oomPastes = map[string]string{
@@ -40,29 +32,11 @@ OOM when allocating tensor with shape[295,64,256,256] and type float on /job:loc
 	"none": "RuntimeError: CUDA error: device-side assert triggered\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
 }
 
-func checkOOMGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 func TestOOMGolden(t *testing.T) {
 	for name, paste := range oomPastes {
 		t.Run(name, func(t *testing.T) {
 			r := OOM(context.Background(), paste, nil)
-			checkOOMGolden(t, "oom-"+name+".txt", []byte(reply.Text(r)))
+			golden.Check(t, "oom-"+name+".txt", []byte(reply.Text(r)))
 		})
 	}
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,46 +14,11 @@ import (
 
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/internal/golden"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
 )
-
-// The -update flag rewrites golden files. Other test files of this package
-// may declare it too; package variables are initialised before init runs,
-// so registering it here only when absent never collides.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-func updatingPricesGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// checkPricesGolden compares got with testdata/name, or rewrites it with -update.
-func checkPricesGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if updatingPricesGolden() {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // pricesFakeSource is a fixed pricing.Source.
 type pricesFakeSource struct {
@@ -147,12 +109,12 @@ func TestPricesGolden(t *testing.T) {
 			if r.Kind != "prices" || r.Title == "" || r.Summary == "" {
 				t.Errorf("reply lacks kind, title or summary: %+v", r)
 			}
-			checkPricesGolden(t, "prices-"+tt.name+".txt", []byte(reply.Text(r)))
+			golden.Check(t, "prices-"+tt.name+".txt", []byte(reply.Text(r)))
 			js, err := json.MarshalIndent(r.Result, "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkPricesGolden(t, "prices-"+tt.name+".json", append(js, '\n'))
+			golden.Check(t, "prices-"+tt.name+".json", append(js, '\n'))
 		})
 	}
 }

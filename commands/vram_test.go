@@ -4,44 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/internal/golden"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 )
-
-// The -update flag rewrites golden files (registered only when another test
-// file of this package has not already done so).
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-// checkVRAMGolden compares got with testdata/name, or rewrites it with -update.
-func checkVRAMGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // The price cache is the production OfferFinder.
 var _ commands.OfferFinder = (*pricing.Book)(nil)
@@ -97,12 +68,12 @@ func TestVRAMGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("VRAM(%q): %v", tt.query, err)
 			}
-			checkVRAMGolden(t, "vram-"+tt.name+".txt", []byte(reply.Text(r)))
+			golden.Check(t, "vram-"+tt.name+".txt", []byte(reply.Text(r)))
 			js, err := json.MarshalIndent(r.Result, "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkVRAMGolden(t, "vram-"+tt.name+".json", append(js, '\n'))
+			golden.Check(t, "vram-"+tt.name+".json", append(js, '\n'))
 		})
 	}
 }

@@ -1,41 +1,17 @@
 package digest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vrambot/vrambot/internal/golden"
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n--- got ---\n%s", path, got)
-	}
-}
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
@@ -124,8 +100,8 @@ func TestComposeStory(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStory(t, d)
-	golden(t, "story.json", mustJSON(t, d))
-	golden(t, "story.txt", renderAll(d))
+	golden.Check(t, "story.json", mustJSON(t, d))
+	golden.Check(t, "story.txt", renderAll(d))
 	if len(d.Chart) != 6 {
 		t.Errorf("chart has %d series, want the 6 GPUs with memory samples", len(d.Chart))
 	}
@@ -181,7 +157,7 @@ func TestComposeGaps(t *testing.T) {
 			if r := d.Reply(); !strings.Contains(r.Summary, tt.wantSummary) {
 				t.Errorf("summary %q does not say %q", r.Summary, tt.wantSummary)
 			}
-			golden(t, "gaps-"+tt.name+".txt", renderAll(d))
+			golden.Check(t, "gaps-"+tt.name+".txt", renderAll(d))
 		})
 	}
 }

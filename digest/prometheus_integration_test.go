@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"github.com/vrambot/vrambot/internal/golden"
 )
 
 // needBinary returns the path of a service binary; without it the test
@@ -118,7 +119,7 @@ func TestPrometheusStory(t *testing.T) {
 	}
 	t.Logf("compose against prometheus took %s", time.Since(start))
 	checkStory(t, d)
-	golden(t, "story.json", mustJSON(t, d))
+	golden.Check(t, "story.json", mustJSON(t, d))
 	if len(d.Chart) == 0 {
 		t.Error("no chart series from prometheus")
 	}

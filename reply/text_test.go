@@ -1,13 +1,9 @@
 package reply
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
+	"github.com/vrambot/vrambot/internal/golden"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestText(t *testing.T) {
 	tests := []struct {
@@ -30,20 +26,7 @@ func TestText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Text(tt.r)
-			path := filepath.Join("testdata", tt.name+".txt")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("golden file (run with -update): %v", err)
-			}
-			if got != string(want) {
-				t.Errorf("Text() =\n%s\nwant\n%s", got, want)
-			}
+			golden.Check(t, tt.name+".txt", []byte(Text(tt.r)))
 		})
 	}
 }

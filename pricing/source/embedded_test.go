@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"strings"
 	"testing"
+	"github.com/vrambot/vrambot/internal/golden"
 )
 
 func TestEmbeddedEveryRowMaps(t *testing.T) {
@@ -52,7 +53,7 @@ func TestEmbeddedGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertGolden(t, "embedded.golden", []byte(strings.Join(offerLines(got.Offers), "\n")+"\n"))
+	golden.Check(t, "embedded.golden", []byte(strings.Join(offerLines(got.Offers), "\n")+"\n"))
 }
 
 func TestEmbeddedReturnsACopy(t *testing.T) {

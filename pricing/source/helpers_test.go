@@ -3,7 +3,6 @@ package source
 import (
 	"archive/zip"
 	"bytes"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,8 +15,6 @@ import (
 
 	"github.com/vrambot/vrambot/pricing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // fixedNow is the fetch time tests give sources that date offers by the fetch.
 var fixedNow = time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
@@ -50,24 +47,6 @@ func assertFetched(t *testing.T, got pricing.Fetched, wantLines []string, wantDr
 	}
 	if got.Dropped != wantDropped {
 		t.Errorf("dropped = %d, want %d", got.Dropped, wantDropped)
-	}
-}
-
-// assertGolden compares got with testdata/<name>, rewriting it under -update.
-func assertGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; rerun with -update and review the diff.\ngot:\n%s", path, got)
 	}
 }
 

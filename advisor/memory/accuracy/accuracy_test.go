@@ -3,14 +3,11 @@ package accuracy
 import (
 	"bytes"
 	"errors"
-	"flag"
+	"github.com/vrambot/vrambot/internal/golden"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/accuracy.golden and testdata/extra-accuracy.golden")
 
 // casesPath is shared/corpus/memory/cases.jsonl next to the repository root.
 const casesPath = "../../../../shared/corpus/memory/cases.jsonl"
@@ -59,19 +56,7 @@ func TestAccuracy(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "accuracy.golden")
-	if *update {
-		if err := os.WriteFile(golden, table.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(table.Bytes(), want) {
-		t.Errorf("accuracy table changed; review and run go test ./advisor/memory/accuracy -update\n%s", table.String())
-	}
+	golden.Check(t, "accuracy.golden", table.Bytes())
 }
 
 // extraCasesPath holds measured cases collected from further public sources
@@ -117,19 +102,7 @@ func TestExtraAccuracy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden := filepath.Join("testdata", "extra-accuracy.golden")
-	if *update {
-		if err := os.WriteFile(golden, table.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(table.Bytes(), want) {
-		t.Errorf("extra accuracy table changed; review and run go test ./advisor/memory/accuracy -update\n%s", table.String())
-	}
+	golden.Check(t, "extra-accuracy.golden", table.Bytes())
 }
 
 func TestCaseMapping(t *testing.T) {
