@@ -49,7 +49,7 @@ func runVRAM(ctx context.Context, e env, args []string) error {
 	if len(query) == 0 {
 		return usagef("e.g. vrambot vram 7b lora a100", "vram: no query given")
 	}
-	a, err := newApp(e)
+	a, err := newApp(e, nil)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func runOOM(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("oom: reading the paste: %w", err)
 	}
-	a, err := newApp(e)
+	a, err := newApp(e, nil)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func runPrices(ctx context.Context, e env, args []string) error {
 			return usagef("e.g. --min-memory 24GiB", "prices: --min-memory: %v", err)
 		}
 	}
-	a, err := newApp(e)
+	a, err := newApp(e, nil)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func runDigest(ctx context.Context, e env, args []string) error {
 			return usagef("e.g. --at 2026-11-29T09:00:00Z", "digest: --at %q is not RFC 3339", *atFlag)
 		}
 	}
-	a, err := newApp(e)
+	a, err := newApp(e, nil)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if len(args) > 0 {
 		return usagef("serve takes no arguments; configure it with environment variables", "serve: unexpected argument %q", args[0])
 	}
-	a, err := newApp(e)
+	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	a, err := newApp(e, log)
 	if err != nil {
 		return err
 	}
@@ -226,8 +227,6 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := a.cfg.ValidateServe(); err != nil {
 		return &usageError{reason: "configuration: " + err.Error(), hint: "see README, Configuration"}
 	}
-	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
-	a.log = log
 	srv, err := bot.New(bot.Config{
 		BotToken:      a.cfg.SlackBotToken.Value(),
 		SigningSecret: a.cfg.SlackSigningSecret.Value(),

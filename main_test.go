@@ -152,7 +152,7 @@ func TestPricesAndDigestJSON(t *testing.T) {
 }
 
 func TestGPUHourPricer(t *testing.T) {
-	a, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: func(string) (string, bool) { return "", false }})
+	a, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: func(string) (string, bool) { return "", false }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,12 +31,15 @@ type app struct {
 // newApp loads the configuration and wires the store and price book. With
 // no REDIS_URL the store is in memory and prices come from the embedded
 // snapshot, so every CLI command works with no services.
-func newApp(e env) (*app, error) {
+// log nil means the CLI's logger: warnings and errors, as text on stderr.
+func newApp(e env, log *slog.Logger) (*app, error) {
 	cfg, err := config.FromEnv(e.lookup)
 	if err != nil {
 		return nil, &usageError{reason: "configuration: " + err.Error(), hint: "fix the variable named above (see README, Configuration)"}
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	st, err := store.Open(cfg.RedisURL.Value())
 	if err != nil {
 		return nil, fmt.Errorf("opening the store: %w", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/vrambot/vrambot/internal/golden"
 	"net"
 	"net/http"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-	"github.com/vrambot/vrambot/internal/golden"
 )
 
 // needBinary returns the path of a service binary; without it the test
