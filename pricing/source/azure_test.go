@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -150,12 +149,7 @@ func TestAzureTimeout(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_, err := newTestAzure(srv.URL).Fetch(ctx)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
-	}
+	assertFetchDeadline(t, newTestAzure(srv.URL), 100*time.Millisecond)
 }
 
 func TestAzureSKU(t *testing.T) {

@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -174,16 +173,7 @@ func TestGPUHuntTimeout(t *testing.T) {
 		},
 	})
 	defer close(release)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := newTestGPUHunt(srv.URL, "aws").Fetch(ctx)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
-	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("Fetch returned after %s, want soon after the 100ms deadline", elapsed)
-	}
+	assertFetchDeadline(t, newTestGPUHunt(srv.URL, "aws"), 100*time.Millisecond)
 }
 
 func TestVersionDate(t *testing.T) {

@@ -3,6 +3,8 @@ package source
 import (
 	"archive/zip"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -122,4 +124,20 @@ func body(data []byte) http.HandlerFunc {
 // status serves an error status.
 func status(code int) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "upstream broke", code) }
+}
+
+// assertFetchDeadline fetches from src under a deadline of d and checks that
+// the fetch fails with the deadline, soon after it (not after the server).
+func assertFetchDeadline(t *testing.T, src pricing.Source, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	_, err := src.Fetch(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("Fetch returned after %s, want soon after the %s deadline", elapsed, d)
+	}
 }
