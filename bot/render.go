@@ -238,14 +238,43 @@ func codeChunks(code string) []string {
 	if strings.TrimSpace(code) == "" {
 		return nil
 	}
-	// Backticks inside code would close the fence early.
-	code = strings.ReplaceAll(escape(code), codeFence, "`\u200b``")
+	code = breakBackticks(escape(code))
 	budget := maxSectionText - 2*runeLen(codeFence) - 2
 	var out []string
 	for _, piece := range chunkText(code, budget) {
 		out = append(out, codeFence+"\n"+piece+"\n"+codeFence)
 	}
 	return out
+}
+
+// breakBackticks puts zero-width spaces inside every run of three or more
+// backticks so that no three are adjacent: code cannot close its fence
+// early, whatever the length of the run ("```" becomes "`\u200b“", "````"
+// "`\u200b“\u200b`"); shorter runs are left alone.
+func breakBackticks(s string) string {
+	if !strings.Contains(s, codeFence) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for s != "" {
+		i := strings.IndexByte(s, '`')
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		n := len(s) - len(strings.TrimLeft(s, "`"))
+		for k := range n {
+			if n >= 3 && k%2 == 1 {
+				b.WriteRune('\u200b')
+			}
+			b.WriteByte('`')
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 func actionsBlock(actions []reply.Action) (slack.Block, int) {

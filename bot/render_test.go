@@ -319,3 +319,23 @@ func FuzzBlocks(f *testing.F) {
 		checkLimits(t, blocks, fallback)
 	})
 }
+
+func TestBreakBackticks(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"a `b` c", "a `b` c"},
+		{"``", "``"},
+		{"```", "`\u200b``"},
+		{"````", "`\u200b``\u200b`"},
+		{"x ```` y ``` z", "x `\u200b``\u200b` y `\u200b`` z"},
+	}
+	for _, tt := range tests {
+		got := breakBackticks(tt.in)
+		if got != tt.want {
+			t.Errorf("breakBackticks(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if strings.Contains(got, codeFence) {
+			t.Errorf("breakBackticks(%q) = %q still holds a fence", tt.in, got)
+		}
+	}
+}
