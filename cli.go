@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vrambot/vrambot/config"
+	"github.com/vrambot/vrambot/reply"
 
 	"github.com/vrambot/vrambot/suggest"
 )
@@ -132,4 +134,17 @@ func closest(s string, candidates []string) string {
 func isUsage(err error) bool {
 	var ue *usageError
 	return errors.As(err, &ue) || isInputError(err)
+}
+
+func printReply(e env, r reply.Reply, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r.Result); err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+		return nil
+	}
+	_, err := io.WriteString(e.stdout, reply.Text(r))
+	return err
 }

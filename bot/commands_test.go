@@ -1,13 +1,10 @@
 package bot
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +12,7 @@ import (
 	"github.com/slack-go/slack/slackutilsx"
 
 	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/internal/oomcorpus"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -32,42 +30,18 @@ func (realCommands) OOM(ctx context.Context, text string) (reply.Reply, bool) {
 	return r, res.Detected
 }
 
-// oomCorpusDir is the public OOM corpus next to the repository root.
-const oomCorpusDir = "../../shared/corpus/oom"
-
 type corpusEntry struct {
-	File   string `json:"file"`
-	Format string `json:"format"`
-	Text   string `json:"-"`
+	File   string
+	Format string
+	Text   string
 }
 
 func loadOOMCorpus(t *testing.T) []corpusEntry {
 	t.Helper()
-	f, err := os.Open(filepath.Join(oomCorpusDir, "index.jsonl"))
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("corpus required in CI: %v", err)
-		}
-		t.Skipf("corpus not found: %v", err)
-	}
-	defer f.Close()
 	var out []corpusEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e corpusEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatal(err)
-		}
-		text, err := os.ReadFile(filepath.Join(oomCorpusDir, "cases", e.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.Text = string(text)
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, c := range oomcorpus.MustLoad(oomcorpus.Public) {
+		format, _ := c.Fields["format"].(string)
+		out = append(out, corpusEntry{File: c.File, Format: format, Text: c.Text})
 	}
 	return out
 }

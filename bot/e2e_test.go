@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
+	"github.com/vrambot/vrambot/store/storetest"
 )
 
 // slackDeadline is Slack's acknowledgement window.
@@ -546,23 +546,7 @@ func TestShutdownDeadline(t *testing.T) {
 // TestTwoReplicasOneRedis delivers the same event to two Servers that share
 // one Redis: exactly one answers.
 func TestTwoReplicasOneRedis(t *testing.T) {
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
-	prefix := fmt.Sprintf("vrambot:test:bot:%d:", time.Now().UnixNano())
-	rs, err := store.NewRedis(url, store.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := rs.Ping(ctx); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("no Redis at %s: %v", url, err)
-		}
-		t.Fatalf("Redis required in CI: %v", err)
-	}
-	t.Cleanup(func() { _, _ = rs.Purge(ctx); _ = rs.Close() })
+	rs := storetest.NewRedis(t)
 	fs := newFakeSlack(t)
 	a := newTestServer(t, fs, rs)
 	b := newTestServer(t, fs, rs)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/vrambot/vrambot/internal/golden"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +11,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vrambot/vrambot/internal/golden"
+	"github.com/vrambot/vrambot/internal/testutil"
 )
 
 // needBinary returns the path of a service binary; without it the test
@@ -19,14 +21,8 @@ import (
 func needBinary(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s not found and CI is set (install it with scripts/prometheus-install.sh): %v", name, err)
-	}
-	t.Skipf("%s not found (scripts/prometheus-install.sh installs it)", name)
-	return ""
+	testutil.NeedService(t, name+" (scripts/prometheus-install.sh installs it)", err)
+	return p
 }
 
 func freePort(t *testing.T) int {

@@ -2,18 +2,16 @@ package digest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
+	"github.com/vrambot/vrambot/store/storetest"
 )
 
 // fakePoster is a Slack that records what was posted.
@@ -76,45 +74,13 @@ func (p *fakePoster) setFailing(f bool) {
 }
 
 // redisReplicas returns n Redis stores on one unique key prefix: n replicas
-// of the bot sharing the real Redis at REDIS_URL (default DB 15). It skips
-// without Redis unless CI is set.
+// of the bot sharing the real Redis (storetest's CI policy).
 func redisReplicas(t *testing.T, n int) []store.Store {
 	t.Helper()
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/15"
-	}
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	prefix := "vrambot:test:digest:" + hex.EncodeToString(b) + ":"
 	var out []store.Store
-	for range n {
-		r, err := store.NewRedis(url, store.WithPrefix(prefix))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err = r.Ping(ctx)
-		cancel()
-		if err != nil {
-			r.Close()
-			if os.Getenv("CI") != "" {
-				t.Fatalf("redis unreachable and CI is set: %v", err)
-			}
-			t.Skipf("redis unreachable: %v", err)
-		}
+	for _, r := range storetest.NewRedisReplicas(t, n) {
 		out = append(out, r)
 	}
-	t.Cleanup(func() {
-		if _, err := out[0].(*store.Redis).Purge(context.Background()); err != nil {
-			t.Errorf("purge test keys: %v", err)
-		}
-		for _, s := range out {
-			s.Close()
-		}
-	})
 	return out
 }
 

@@ -15,14 +15,11 @@ func TestComputeParamsReproducesPublishedTotals(t *testing.T) {
 }
 
 // TestKVBytesPerTokenMatchesReference checks the KV cache per token against
-// shared/reference/model-archs.json where it is present.
+// testdata/model-archs.json (testdata/SOURCES.md) where it is present.
 func TestKVBytesPerTokenMatchesReference(t *testing.T) {
-	data, err := os.ReadFile("../../../shared/reference/model-archs.json")
+	data, err := os.ReadFile("testdata/model-archs.json")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("reference file missing with CI set: %v", err)
-		}
-		t.Skipf("shared reference not found (%v); CI unset", err)
+		t.Fatal(err)
 	}
 	var doc struct {
 		Models []struct {

@@ -1,28 +1,18 @@
 package oom
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/vrambot/vrambot/internal/oomcorpus"
 )
 
-// corpusDir is the public OOM corpus, next to the repository root.
-const corpusDir = "../../../shared/corpus/oom"
-
-// corpusCase is one line of index.jsonl.
-type corpusCase struct {
-	File   string          `json:"file"`
-	Source string          `json:"source"`
-	Fields map[string]any  `json:"-"`
-	Extra  map[string]any  `json:"extra"`
-	Raw    json.RawMessage `json:"-"`
-}
+// corpusCase is one labelled paste of the public corpus or the extra set.
+type corpusCase = oomcorpus.Case
 
 // strictFields are the index fields the parser must reproduce exactly.
 var strictFields = []string{
@@ -45,39 +35,13 @@ var extraKeys = map[string]bool{
 	"weights_GB_label": true,
 }
 
-// loadCorpus reads index.jsonl and the case texts. It skips the test when
-// the corpus is absent, unless CI is set.
+// loadCorpus returns the public corpus and its texts by file name.
 func loadCorpus(tb testing.TB) ([]corpusCase, map[string]string) {
 	tb.Helper()
-	f, err := os.Open(filepath.Join(corpusDir, "index.jsonl"))
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("corpus required in CI: %v", err)
-		}
-		tb.Skipf("corpus not found: %v", err)
-	}
-	defer f.Close()
-	var cases []corpusCase
+	cases := oomcorpus.MustLoad(oomcorpus.Public)
 	texts := map[string]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var c corpusCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			tb.Fatalf("index line: %v", err)
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c.Fields); err != nil {
-			tb.Fatalf("index line: %v", err)
-		}
-		b, err := os.ReadFile(filepath.Join(corpusDir, "cases", c.File))
-		if err != nil {
-			tb.Fatalf("case %s: %v", c.File, err)
-		}
-		texts[c.File] = string(b)
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatalf("index: %v", err)
+	for _, c := range cases {
+		texts[c.File] = c.Text
 	}
 	return cases, texts
 }

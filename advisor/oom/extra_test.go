@@ -1,61 +1,24 @@
 package oom
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/vrambot/vrambot/internal/oomcorpus"
 )
 
-// extraDir holds real pastes gathered after the parser was written, from
+// extraCase is one real paste gathered after the parser was written, from
 // public issue threads outside the public corpus, read by hand by the
-// corpus README's rules. They check that the rules generalise.
-const extraDir = "testdata/extra"
-
-// extraCase is one line of testdata/extra.jsonl: the index fields plus
-// detected, so that look-alikes that are not an OOM can be listed too.
-type extraCase struct {
-	File   string         `json:"file"`
-	Source string         `json:"source"`
-	Extra  map[string]any `json:"extra"`
-	Fields map[string]any `json:"-"`
-	Text   string         `json:"-"`
-}
+// corpus README's rules; look-alikes that are not an OOM have detected
+// false. They check that the rules generalise.
+type extraCase = oomcorpus.Case
 
 func loadExtra(tb testing.TB) []extraCase {
 	tb.Helper()
-	f, err := os.Open(filepath.Join("testdata", "extra.jsonl"))
-	if err != nil {
-		tb.Fatalf("extra cases: %v", err)
-	}
-	defer f.Close()
-	var cases []extraCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var c extraCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			tb.Fatalf("extra.jsonl: %v", err)
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c.Fields); err != nil {
-			tb.Fatalf("extra.jsonl: %v", err)
-		}
-		b, err := os.ReadFile(filepath.Join(extraDir, c.File))
-		if err != nil {
-			tb.Fatalf("extra case %s: %v", c.File, err)
-		}
-		c.Text = string(b)
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatalf("extra.jsonl: %v", err)
-	}
-	return cases
+	return oomcorpus.MustLoad(oomcorpus.Extra)
 }
 
 // extraFields are the fields each extra case asserts.

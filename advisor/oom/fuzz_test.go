@@ -2,9 +2,9 @@ package oom
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/vrambot/vrambot/internal/oomcorpus"
 )
 
 // maxReportJSON bounds the JSON of any report: the fields are numbers and
@@ -12,16 +12,11 @@ import (
 const maxReportJSON = 64 << 10
 
 func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(corpusDir, "cases", "*.txt"))
-	extra, _ := filepath.Glob(filepath.Join(extraDir, "*.txt"))
-	files = append(files, extra...)
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatalf("seed %s: %v", name, err)
+	for _, set := range []string{oomcorpus.Public, oomcorpus.Extra} {
+		for _, c := range oomcorpus.MustLoad(set) {
+			f.Add(c.Text)
+			f.Add(slackEscape(c.Text))
 		}
-		f.Add(string(b))
-		f.Add(slackEscape(string(b)))
 	}
 	f.Add("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.00 GiB is free.")
 	f.Add("<span>OutOfMemoryError</span>: CUDA out of memory. Tried to allocate 1 GiB (GPU 0; 2 GiB total capacity; 1 GiB already allocated; 0 bytes free; 1 GiB cached)")

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrambot/vrambot/internal/testutil"
 	"github.com/vrambot/vrambot/store"
 )
 
@@ -445,29 +446,42 @@ func RedisURL() string {
 // NewRedis returns a Redis store on RedisURL() under a unique key prefix
 // ("vrambot:test:<random>:"), purged and closed when the test ends. When
 // Redis cannot be reached the test is skipped, unless CI is set: then it fails.
-func NewRedis(tb testing.TB) *store.Redis {
+func NewRedis(tb testing.TB) *store.Redis { return NewRedisReplicas(tb, 1)[0] }
+
+// NewRedisReplicas returns n Redis stores that share one unique key prefix:
+// n replicas of the bot on one Redis. Cleanup and the CI policy are those
+// of NewRedis.
+func NewRedisReplicas(tb testing.TB, n int) []*store.Redis {
 	tb.Helper()
 	prefix := "vrambot:test:" + rand.Text() + ":"
-	r, err := store.NewRedis(RedisURL(), store.WithPrefix(prefix))
-	if err != nil {
-		tb.Fatalf("NewRedis: %v", err)
+	out := make([]*store.Redis, 0, n)
+	closeAll := func() {
+		for _, r := range out {
+			r.Close()
+		}
+	}
+	for range n {
+		r, err := store.NewRedis(RedisURL(), store.WithPrefix(prefix))
+		if err != nil {
+			closeAll()
+			tb.Fatalf("NewRedis: %v", err)
+		}
+		out = append(out, r)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := r.Ping(ctx); err != nil {
-		r.Close()
-		if os.Getenv("CI") == "" {
-			tb.Skipf("Redis unreachable (%v); set REDIS_URL or start Redis (CI unset, so skipping)", err)
-		}
-		tb.Fatalf("Redis unreachable with CI set: %v", err)
+	err := out[0].Ping(ctx)
+	cancel()
+	if err != nil {
+		closeAll()
+		testutil.NeedService(tb, "Redis at "+RedisURL(), err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if _, err := r.Purge(ctx); err != nil {
+		if _, err := out[0].Purge(ctx); err != nil {
 			tb.Errorf("purge test keys under %q: %v", prefix, err)
 		}
-		r.Close()
+		closeAll()
 	})
-	return r
+	return out
 }

@@ -2,22 +2,18 @@ package accuracy
 
 import (
 	"bytes"
-	"errors"
-	"github.com/vrambot/vrambot/internal/golden"
-	"io/fs"
 	"os"
 	"testing"
+
+	"github.com/vrambot/vrambot/internal/golden"
 )
 
-// casesPath is shared/corpus/memory/cases.jsonl next to the repository root.
-const casesPath = "../../../../shared/corpus/memory/cases.jsonl"
+// casesPath is the project's public measured cases (testdata/SOURCES.md).
+const casesPath = "testdata/cases.jsonl"
 
 func loadCases(t *testing.T) []Case {
 	t.Helper()
 	data, err := os.ReadFile(casesPath)
-	if errors.Is(err, fs.ErrNotExist) && os.Getenv("CI") == "" {
-		t.Skipf("measured cases not found at %s (the shared corpus sits next to the repository); CI unset, skipping", casesPath)
-	}
 	if err != nil {
 		t.Fatalf("read cases: %v", err)
 	}

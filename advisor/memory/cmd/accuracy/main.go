@@ -3,7 +3,7 @@
 // the extra cases collected from public sources (testdata/extra-cases.jsonl)
 // and a summary over both:
 //
-//	go run ./advisor/memory/cmd/accuracy [-cases ../shared/corpus/memory/cases.jsonl] [-extra advisor/memory/accuracy/testdata/extra-cases.jsonl] [-skipped]
+//	go run ./advisor/memory/cmd/accuracy [-cases advisor/memory/accuracy/testdata/cases.jsonl] [-extra advisor/memory/accuracy/testdata/extra-cases.jsonl] [-skipped]
 package main
 
 import (
@@ -17,7 +17,7 @@ import (
 func main() { os.Exit(run()) }
 
 func run() int {
-	path := flag.String("cases", "../shared/corpus/memory/cases.jsonl", "JSON Lines file of measured cases")
+	path := flag.String("cases", "advisor/memory/accuracy/testdata/cases.jsonl", "JSON Lines file of measured cases")
 	extra := flag.String("extra", "advisor/memory/accuracy/testdata/extra-cases.jsonl", "second JSON Lines file of measured cases, reported separately and combined (empty: none)")
 	skipped := flag.Bool("skipped", false, "also list the cases not judged and why")
 	flag.Parse()
