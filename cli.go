@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vrambot/vrambot/config"
+	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/reply"
 
 	"github.com/vrambot/vrambot/suggest"
@@ -131,9 +132,15 @@ func closest(s string, candidates []string) string {
 	return best
 }
 
+// isUsage reports whether err is the user's to fix (exit status 2): a usage
+// error, or a domain error of kind Invalid or NotFound (internal/errs).
 func isUsage(err error) bool {
 	var ue *usageError
-	return errors.As(err, &ue) || isInputError(err)
+	if errors.As(err, &ue) {
+		return true
+	}
+	k := errs.KindOf(err)
+	return k == errs.Invalid || k == errs.NotFound
 }
 
 func printReply(e env, r reply.Reply, asJSON bool) error {

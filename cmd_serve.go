@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/config"
 	"golang.org/x/sync/errgroup"
@@ -66,7 +65,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 // refreshPrices fills the price cache at start and then on VRAMBOT_PRICES_CRON,
 // so user requests only ever read the cache.
 func refreshPrices(ctx context.Context, a *app, log *slog.Logger) error {
-	sched, err := cron.ParseStandard(a.cfg.PricesCron)
+	sched, err := config.ParseCron(a.cfg.PricesCron)
 	if err != nil {
 		return fmt.Errorf("VRAMBOT_PRICES_CRON: %w", err)
 	}

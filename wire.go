@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -147,11 +146,6 @@ func (a *app) scheduler(poster digest.Poster, window time.Duration) (*digest.Sch
 		cfg.Metrics = prom
 	}
 	return digest.NewScheduler(cfg)
-}
-
-func isInputError(err error) bool {
-	var qe *commands.QueryError
-	return errors.As(err, &qe)
 }
 
 // recordOOM appends every OOM the bot answered to the digest's event log:

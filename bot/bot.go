@@ -158,14 +158,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.HTTPClient == nil {
 		deps.HTTPClient = &http.Client{Timeout: 15 * time.Second}
 	}
-	opts := []slack.Option{slack.OptionHTTPClient(deps.HTTPClient), slack.OptionRetry(3)}
-	if cfg.APIURL != "" {
-		apiURL := cfg.APIURL
-		if !strings.HasSuffix(apiURL, "/") {
-			apiURL += "/" // OptionAPIURL expects the trailing slash
-		}
-		opts = append(opts, slack.OptionAPIURL(apiURL))
-	}
+	opts := slackOptions(deps.HTTPClient, cfg.APIURL)
 	if cfg.AppToken != "" {
 		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
 	}
@@ -290,4 +283,18 @@ func (s *Server) botUserID(ctx context.Context, fallback string) string {
 	}
 	s.selfID = resp.UserID
 	return s.selfID
+}
+
+// slackOptions are the Web API client options every client of the bot uses:
+// the HTTP client, retries, and the base URL (VRAMBOT_SLACK_API_URL) with the
+// trailing slash slack-go joins method names onto.
+func slackOptions(client *http.Client, apiURL string) []slack.Option {
+	opts := []slack.Option{slack.OptionHTTPClient(client), slack.OptionRetry(3)}
+	if apiURL != "" {
+		if !strings.HasSuffix(apiURL, "/") {
+			apiURL += "/"
+		}
+		opts = append(opts, slack.OptionAPIURL(apiURL))
+	}
+	return opts
 }

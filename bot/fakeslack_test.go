@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
 )
@@ -209,7 +210,7 @@ func (c *fakeCommands) VRAM(ctx context.Context, query string) (reply.Reply, err
 		}
 	}
 	if strings.Contains(query, "bogus") {
-		return reply.Reply{}, fmt.Errorf("unknown model %q; did you mean \"llama-2-7b\"?", "bogus")
+		return reply.Reply{}, errs.New(errs.Invalid, "unknown model %q; did you mean \"llama-2-7b\"?", "bogus")
 	}
 	r := vramFixture(query)
 	// Like commands.VRAM, the reply carries its own share button.

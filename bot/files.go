@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/vrambot/vrambot/internal/redact"
 )
 
 // maxFilesPerMessage bounds how many attached files one message may make
@@ -59,7 +61,7 @@ func (s *Server) download(ctx context.Context, f slackFile) (string, error) {
 		if !errors.Is(err, errFileTooLarge) {
 			s.metrics.apiError("files.download")
 		}
-		return "", fmt.Errorf("download %s: %w", f.ID, redactURL(err))
+		return "", fmt.Errorf("download %s: %w", f.ID, redact.Error(err, redact.Origin))
 	}
 	return w.b.String(), nil
 }

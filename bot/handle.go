@@ -13,6 +13,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/vrambot/vrambot/internal/errs"
+	"github.com/vrambot/vrambot/internal/redact"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -121,8 +123,14 @@ func (h *handoff) abandon() (reply.Reply, bool) {
 func (s *Server) vramReply(ctx context.Context, query string, share bool) reply.Reply {
 	r, err := s.deps.Commands.VRAM(ctx, query)
 	if err != nil {
-		s.log.Info("vram query refused", "err", err)
-		return errorReply(err.Error())
+		// The user sees the message of a classified error; anything
+		// internal stays in the log (internal/errs).
+		if k := errs.KindOf(err); k == errs.Internal || k == errs.Unavailable {
+			s.log.Error("vram query failed", "kind", k.String(), "err", err)
+		} else {
+			s.log.Info("vram query refused", "kind", k.String(), "err", err)
+		}
+		return errorReply(errs.UserMessage(err))
 	}
 	r.Ephemeral = share
 	// Exactly one share button on private answers, none on public ones.
@@ -148,7 +156,7 @@ func (s *Server) respond(ctx context.Context, responseURL string, resp commandRe
 	}
 	if err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, s.http, msg); err != nil {
 		s.metrics.apiError("response_url")
-		s.log.Error("response_url follow-up failed", "err", redactURL(err))
+		s.log.Error("response_url follow-up failed", "err", redact.Error(err, redact.Origin))
 	}
 }
 

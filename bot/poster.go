@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/vrambot/vrambot/internal/redact"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -55,7 +55,7 @@ func (p *Poster) PostReply(ctx context.Context, channel, threadTS string, r repl
 	_, ts, err := p.api.PostMessageContext(ctx, channel, opts...)
 	if err != nil {
 		p.metrics.apiError("chat.postMessage")
-		return "", fmt.Errorf("post to %s: %w", channel, redactURL(err))
+		return "", fmt.Errorf("post to %s: %w", channel, redact.Error(err, redact.Origin))
 	}
 	if out.shortened {
 		thread := threadTS
@@ -80,7 +80,7 @@ func (p *Poster) postText(ctx context.Context, channel, threadTS, text string) e
 	}
 	if _, _, err := p.api.PostMessageContext(ctx, channel, opts...); err != nil {
 		p.metrics.apiError("chat.postMessage")
-		return fmt.Errorf("post to %s: %w", channel, redactURL(err))
+		return fmt.Errorf("post to %s: %w", channel, redact.Error(err, redact.Origin))
 	}
 	return nil
 }
@@ -104,7 +104,7 @@ func (p *Poster) UploadFile(ctx context.Context, channel, threadTS, filename, ti
 	})
 	if err != nil {
 		p.metrics.apiError("files.upload")
-		return fmt.Errorf("upload %s to %s: %w", filename, channel, redactURL(err))
+		return fmt.Errorf("upload %s to %s: %w", filename, channel, redact.Error(err, redact.Origin))
 	}
 	return nil
 }
@@ -121,16 +121,6 @@ func fallbackTitle(r reply.Reply) string {
 		return truncateRunes(t, 200)
 	}
 	return "vrambot"
-}
-
-// redactURL drops the URL from transport errors: a response_url or an
-// upload URL grants write access and must not reach the logs.
-func redactURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("%s request: %w", ue.Op, ue.Err)
-	}
-	return err
 }
 
 // pacer spaces posts to one channel by interval; Slack's chat.postMessage

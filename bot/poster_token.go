@@ -3,7 +3,6 @@ package bot
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -13,12 +12,6 @@ import (
 // `vrambot digest` command): a bot token and the Web API base URL
 // (VRAMBOT_SLACK_API_URL) are all it needs.
 func NewTokenPoster(botToken, apiURL string, log *slog.Logger) *Poster {
-	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second}), slack.OptionRetry(3)}
-	if apiURL != "" {
-		if !strings.HasSuffix(apiURL, "/") {
-			apiURL += "/" // OptionAPIURL expects the trailing slash
-		}
-		opts = append(opts, slack.OptionAPIURL(apiURL))
-	}
+	opts := slackOptions(&http.Client{Timeout: 30 * time.Second}, apiURL)
 	return NewPoster(slack.New(botToken, opts...), 0, log)
 }

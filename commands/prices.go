@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/units"
+	"github.com/vrambot/vrambot/internal/safetext"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 )
@@ -31,46 +32,21 @@ type PricesResult struct {
 // maxPriceRows bounds each table of the text reply; --json lists all.
 const maxPriceRows = 25
 
-// Memory units for ParseMemory. GPU tools (nvidia-smi, PyTorch) print GiB
-// and label it GB, and cards are sold as "24 GB" meaning 24 GiB, so GB is
-// read as GiB, as in the /vram budget ("24gb").
-var memoryUnits = []struct {
-	suffix string
-	bytes  float64
-}{
-	{"tib", 1 << 40}, {"tb", 1 << 40}, {"t", 1 << 40},
-	{"gib", 1 << 30}, {"gb", 1 << 30}, {"g", 1 << 30},
-	{"mib", 1 << 20}, {"mb", 1 << 20}, {"m", 1 << 20},
-}
-
-// maxMemoryBytes is far above any GPU (the largest has 192 GB) but keeps
+// maxMemoryBytes is far above any GPU (the largest has 288 GB) but keeps
 // the value clear of int64 overflow.
-const maxMemoryBytes = 16 << 40
+const maxMemoryBytes = 16 * units.TiB
 
 // ParseMemory reads a per-GPU memory size such as "24GiB", "24gb", "80G",
-// "512MiB" or "1.5TB" (case-insensitive; GB = GiB, see memoryUnits).
+// "512MiB" or "1.5TB" (case-insensitive; GB = GiB, see advisor/units).
 func ParseMemory(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	for _, u := range memoryUnits {
-		num, ok := strings.CutSuffix(t, u.suffix)
-		if !ok {
-			continue
-		}
-		num = strings.TrimSpace(num)
-		if num == "" || len(num) > 20 || strings.Trim(num, "0123456789.") != "" || strings.Count(num, ".") > 1 || num == "." {
-			break
-		}
-		v, err := strconv.ParseFloat(num, 64)
-		if err != nil {
-			break
-		}
-		b := v * u.bytes
-		if b < 1 || b > maxMemoryBytes {
-			return 0, fmt.Errorf("memory size %s is out of range (1 byte to 16 TiB)", shortQuote(s))
-		}
-		return int64(math.Round(b)), nil
+	b, err := units.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("memory size %s not understood: use a number and a unit, e.g. 24GiB, 80G or 512MiB", shortQuote(s))
 	}
-	return 0, fmt.Errorf("memory size %s not understood: use a number and a unit, e.g. 24GiB, 80G or 512MiB", shortQuote(s))
+	if b < 1 || b > maxMemoryBytes {
+		return 0, fmt.Errorf("memory size %s is out of range (1 byte to 16 TiB)", shortQuote(s))
+	}
+	return b, nil
 }
 
 // Prices lists the cached offers (never the network: see pricing.Book),
@@ -239,40 +215,11 @@ func cell(s string) string {
 // maxQuotedRunes bounds user input echoed in an error message.
 const maxQuotedRunes = 24
 
-// shortQuote echoes user input in an error: quoted, at most maxQuotedRunes
-// runes, anything unprintable (control, bidi overrides) shown as '?'.
-func shortQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	n := 0
-	for _, r := range s {
-		if n == maxQuotedRunes {
-			b.WriteString("…")
-			break
-		}
-		if !unicode.IsPrint(r) && r != ' ' {
-			r = '?'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// shortQuote echoes user input in an error: quoted, short, sanitised.
+func shortQuote(s string) string { return safetext.Quote(s, maxQuotedRunes) }
 
-// oneLine replaces control characters with spaces and cuts s to limit runes.
-func oneLine(s string, limit int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > limit {
-		return string(r[:limit-1]) + "…"
-	}
-	return s
-}
+// oneLine keeps untrusted text (a source's row, a name) on one short line.
+func oneLine(s string, limit int) string { return safetext.OneLine(s, limit) }
 
 // usd formats a price with cents, and more digits under a dollar, so $0.165
 // is not shown as $0.17.

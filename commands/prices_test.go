@@ -240,7 +240,7 @@ func TestParseMemory(t *testing.T) {
 		{"24.5.1GiB", 0, true},
 		{".GiB", 0, true},
 		{"1e3GiB", 0, true},
-		{"24kb", 0, true},
+		{"24kb", 24 << 10, false},
 		{"17TiB", 0, true},
 		{"99999999999999999999GiB", 0, true},
 		{"NaNGiB", 0, true},

@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
+	"github.com/vrambot/vrambot/advisor/units"
+	"github.com/vrambot/vrambot/internal/errs"
+	"github.com/vrambot/vrambot/internal/safetext"
 
 	"github.com/vrambot/vrambot/suggest"
 )
@@ -25,19 +27,19 @@ const (
 	maxTokenShown = 40
 )
 
-// Value limits. Beyond these a value is a typo, not a workload: no public
-// model trains or serves a 10M-token context, or a micro-batch of a million.
+// Value limits are the domain's (advisor/memory): beyond them a value is a
+// typo, not a workload, and the grammar refuses it with the limit.
 const (
-	maxBatch     = 1_000_000
-	maxSeq       = 10_000_000
-	maxGPUs      = 100_000
-	maxLoRARank  = 65_536
-	maxJobTokens = 1e15 // ~40x the largest published pre-training run (15T tokens)
+	maxBatch     = memory.MaxBatch
+	maxSeq       = memory.MaxSeqLen
+	maxGPUs      = memory.MaxGPUs
+	maxLoRARank  = memory.MaxLoRARank
+	maxJobTokens = memory.MaxJobTokens
 )
 
 // Defaults a practitioner would assume when the query does not say.
 const (
-	defaultSeq    = 2048
+	defaultSeq    = memory.DefaultSeqLen
 	defaultGPUKey = "A100-80GB"
 )
 
@@ -91,26 +93,17 @@ func (e *QueryError) Error() string {
 	return e.Reason
 }
 
+// ErrorKind makes a QueryError bad input for the edges (internal/errs).
+func (e *QueryError) ErrorKind() errs.Kind { return errs.Invalid }
+
 func queryErr(token, format string, args ...any) *QueryError {
 	return &QueryError{Token: token, Reason: fmt.Sprintf(format, args...)}
 }
 
-// showToken makes a token safe and short for an error message.
+// showToken makes a token safe and short for an error message, which
+// quotes it in single quotes (so a quote inside is replaced too).
 func showToken(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == maxTokenShown {
-			b.WriteString("…")
-			break
-		}
-		if r == utf8.RuneError || unicode.IsControl(r) || r == '\'' {
-			r = '?'
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
+	return strings.ReplaceAll(safetext.Show(s, maxTokenShown), "'", string(safetext.Replacement))
 }
 
 // methodNames maps what users type to a method; the first spelling of each
@@ -409,58 +402,24 @@ func unknownQueryWord(tok string) error {
 	return queryErr(tok, "unknown word '%s': expected a model (llama-2-7b, 7b), a method (%s), a GPU (a100, 4090) or budget (24gb), or key=value", showToken(tok), strings.Join(methodCanon, ", "))
 }
 
-// Budget units. GPU tools (nvidia-smi, PyTorch) print GiB and label it GB,
-// so "24gb" is read as 24 GiB; the reply states this.
-var budgetUnits = []struct {
-	suffix string
-	bytes  float64
-}{
-	{"gib", 1 << 30}, {"gb", 1 << 30}, {"g", 1 << 30},
-	{"mib", 1 << 20}, {"mb", 1 << 20},
-	{"tib", 1 << 40}, {"tb", 1 << 40},
-}
-
 // Budget bounds: below 1 GiB or above 16 TiB is not a GPU.
 const (
-	minBudgetBytes = 1 << 30
-	maxBudgetBytes = 16 << 40
+	minBudgetBytes = units.GiB
+	maxBudgetBytes = 16 * units.TiB
 )
 
-// parseBudgetGPU reads a memory budget such as "24gb", "80GiB", "48g".
+// parseBudgetGPU reads a memory budget such as "24gb", "80GiB", "48g"
+// (advisor/units: GPU tools label GiB as GB, so GB is GiB). A bare number is
+// not a budget: "48" could be anything.
 func parseBudgetGPU(l string) (int64, bool) {
-	for _, u := range budgetUnits {
-		num, ok := strings.CutSuffix(l, u.suffix)
-		if !ok || num == "" || len(num) > 12 {
-			continue
-		}
-		if !plainDecimal(num) {
-			return 0, false
-		}
-		v, err := strconv.ParseFloat(num, 64)
-		if err != nil {
-			return 0, false
-		}
-		b := v * u.bytes
-		if b < minBudgetBytes || b > maxBudgetBytes {
-			return 0, false
-		}
-		return int64(b), true
+	if len(l) > 16 {
+		return 0, false
 	}
-	return 0, false
-}
-
-// plainDecimal accepts digits with at most one dot: no signs, exponents, "inf".
-func plainDecimal(s string) bool {
-	dots := 0
-	for _, r := range s {
-		switch {
-		case r == '.':
-			dots++
-		case r < '0' || r > '9':
-			return false
-		}
+	b, err := units.Parse(l)
+	if err != nil || b < minBudgetBytes || b > maxBudgetBytes || strings.ContainsAny(l, " \t") {
+		return 0, false
 	}
-	return dots <= 1 && s != "."
+	return b, true
 }
 
 // budgetGPU is a synthetic GPU with the given usable memory. It is assumed

@@ -9,6 +9,7 @@ import (
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
+	"github.com/vrambot/vrambot/internal/errs"
 )
 
 // queryKeys are the key=value settings; keyAliases the other spellings accepted.
@@ -230,7 +231,7 @@ func (p *parsedQuery) query() (Query, error) {
 	if p.gpu == nil {
 		g, ok := catalog.LookupGPU(defaultGPUKey)
 		if !ok {
-			return Query{}, fmt.Errorf("default GPU %s missing from the catalog", defaultGPUKey)
+			return Query{}, errs.New(errs.Internal, "default GPU %s missing from the catalog", defaultGPUKey)
 		}
 		q.GPU = g
 		assume(DefaultGPU, "GPU not given: assuming %s", g.Name)

@@ -100,8 +100,6 @@ func FromEnv(lookup Lookup) (Config, error) {
 	}
 	if err := checkHTTPURL(c.SlackAPIURL); err != nil {
 		errs = append(errs, fmt.Errorf("VRAMBOT_SLACK_API_URL: %w", err))
-	} else if !strings.HasSuffix(c.SlackAPIURL, "/") {
-		c.SlackAPIURL += "/" // slack-go joins method names onto it
 	}
 	if c.PrometheusURL != "" {
 		if err := checkHTTPURL(c.PrometheusURL); err != nil {
@@ -116,8 +114,8 @@ func FromEnv(lookup Lookup) (Config, error) {
 		}
 	}
 	for name, spec := range map[string]string{"VRAMBOT_DIGEST_CRON": c.DigestCron, "VRAMBOT_PRICES_CRON": c.PricesCron} {
-		if _, err := cron.ParseStandard(spec); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a 5-field cron spec (e.g. %q): %w", name, spec, DefaultDigestCron, err))
+		if _, err := ParseCron(spec); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not a 5-field cron spec (e.g. %q) or a descriptor such as @daily: %w", name, spec, DefaultDigestCron, err))
 		}
 	}
 	if c.DigestChannel != "" && strings.ContainsAny(c.DigestChannel, " \t,") {
@@ -170,3 +168,13 @@ func checkHTTPURL(raw string) error {
 	}
 	return nil
 }
+
+// cronParser is the one reading of a schedule in the project: the standard
+// five fields (minute hour day-of-month month day-of-week), an optional
+// leading seconds field, and robfig/cron's descriptors (@daily, @weekly,
+// @every 1h). Every schedule (the digest, the
+// price refresh) is read by ParseCron, so one spec means the same everywhere.
+var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// ParseCron reads a schedule spec (see cronParser).
+func ParseCron(spec string) (cron.Schedule, error) { return cronParser.Parse(spec) }

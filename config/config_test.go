@@ -40,7 +40,7 @@ func TestFromEnvValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Mode() != ModeSocket || c.SlackAPIURL != "http://127.0.0.1:9999/api/" || c.Location.String() != "Europe/Berlin" {
+	if c.Mode() != ModeSocket || c.SlackAPIURL != "http://127.0.0.1:9999/api" || c.Location.String() != "Europe/Berlin" {
 		t.Errorf("got %+v", c)
 	}
 	if err := c.ValidateServe(); err != nil {

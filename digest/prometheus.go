@@ -2,16 +2,15 @@ package digest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"github.com/vrambot/vrambot/internal/redact"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -64,7 +63,7 @@ func NewPrometheus(address string, opts ...PromOption) (*PromSource, error) {
 	}
 	u, err := url.Parse(address)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("prometheus url %q: want http(s)://host[:port][/path]", redactAddress(address))
+		return nil, fmt.Errorf("prometheus url %q: want http(s)://host[:port][/path]", redact.URL(address))
 	}
 	c, err := api.NewClient(api.Config{Address: address, Client: cfg.client})
 	if err != nil {
@@ -126,34 +125,11 @@ func (p *PromSource) queryRange(ctx context.Context, q promQuery, r v1.Range) (m
 	defer cancel()
 	val, _, _, err := p.api.QueryRange(ctx, q.expr, r, v1.WithTimeout(p.timeout))
 	if err != nil {
-		return nil, fmt.Errorf("prometheus %s: query %s: %w", p.address, q.name, redactURLError(err))
+		return nil, fmt.Errorf("prometheus %s: query %s: %w", p.address, q.name, redact.Error(err, redact.URL))
 	}
 	m, ok := val.(model.Matrix)
 	if !ok {
 		return nil, fmt.Errorf("prometheus %s: query %s: got a %s, want a matrix", p.address, q.name, val.Type())
 	}
 	return m, nil
-}
-
-// redactURLError strips a password from the URL inside a transport error.
-func redactURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		c := *ue
-		c.URL = redactAddress(ue.URL)
-		return &c
-	}
-	return err
-}
-
-func redactAddress(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		// Unparseable: keep only what cannot hold a password.
-		if i := strings.LastIndex(s, "@"); i >= 0 {
-			return "xxxxx" + s[i:]
-		}
-		return s
-	}
-	return u.Redacted()
 }

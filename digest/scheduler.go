@@ -9,6 +9,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"github.com/vrambot/vrambot/config"
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
 )
@@ -35,10 +36,6 @@ const (
 	// replica restarted days later still sees the period was posted.
 	sentTTL = 4 * 24 * time.Hour
 )
-
-// cronParser accepts the standard five fields, an optional leading seconds
-// field and descriptors such as @daily.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // SchedulerConfig wires a Scheduler. Only Store is needed for scheduled
 // posting and Poster for any posting; a dry run needs neither.
@@ -91,7 +88,7 @@ func NewScheduler(cfg SchedulerConfig) (*Scheduler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	sched, err := cronParser.Parse(cfg.Spec)
+	sched, err := config.ParseCron(cfg.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("digest cron %q: %w", cfg.Spec, err)
 	}

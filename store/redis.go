@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/vrambot/vrambot/internal/redact"
 )
 
 // DefaultPrefix is put before every key the Redis store writes, so vrambot
@@ -51,11 +52,11 @@ func NewRedis(rawURL string, opts ...RedisOption) (*Redis, error) {
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			reason = ue.Err.Error()
 		}
-		return nil, fmt.Errorf("store: invalid Redis URL %q: %s", redactURL(rawURL), scrub(reason, rawURL, manualPassword(rawURL)))
+		return nil, fmt.Errorf("store: invalid Redis URL %q: %s", redact.URL(rawURL), scrub(reason, rawURL, manualPassword(rawURL)))
 	}
 	options, err := redis.ParseURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("store: invalid Redis URL %q: %s", redactURL(rawURL), scrub(err.Error(), rawURL, manualPassword(rawURL)))
+		return nil, fmt.Errorf("store: invalid Redis URL %q: %s", redact.URL(rawURL), scrub(err.Error(), rawURL, manualPassword(rawURL)))
 	}
 	routeRedisLogs.Do(func() { redis.SetLogger(slogRedisLogger{}) })
 	// Maintenance push notifications only exist on Redis Cloud/Enterprise;
@@ -109,29 +110,10 @@ func manualPassword(rawURL string) string {
 	return password
 }
 
-// redactURL returns rawURL with its password replaced by "xxxxx"; a URL that
-// does not parse loses its whole userinfo.
-func redactURL(rawURL string) string {
-	if u, err := url.Parse(rawURL); err == nil {
-		return u.Redacted()
-	}
-	if info, ok := userinfo(rawURL); ok && info != "" {
-		return strings.Replace(rawURL, info+"@", "xxxxx@", 1)
-	}
-	return rawURL
-}
-
 // scrub removes the raw URL and the password from an error message, in
-// plain and in %q-quoted form.
+// plain and in %q-quoted form (internal/redact).
 func scrub(msg, rawURL, password string) string {
-	msg = strings.ReplaceAll(msg, rawURL, redactURL(rawURL))
-	if password != "" {
-		msg = strings.ReplaceAll(msg, password, "xxxxx")
-		if quoted := strings.Trim(fmt.Sprintf("%q", password), `"`); quoted != password {
-			msg = strings.ReplaceAll(msg, quoted, "xxxxx")
-		}
-	}
-	return msg
+	return redact.Secret(strings.ReplaceAll(msg, rawURL, redact.URL(rawURL)), password)
 }
 
 // scrubbedError keeps an error's identity (errors.Is on context errors and

@@ -25,13 +25,21 @@ const (
 	defaultParams = 7_000_000_000
 )
 
-// Limits on user-controlled sizes so that no arithmetic can overflow and no
-// answer pretends to model a nonsensical job.
+// Limits on user-controlled sizes, so that no arithmetic can overflow and no
+// answer pretends to model a nonsensical job. They are the domain's: the
+// query grammar refuses a value above them with these numbers, and Resolve
+// clamps to them for callers that build a Workload directly.
 const (
-	maxBatch  = 1 << 20
-	maxSeqLen = 1 << 24
-	maxGPUs   = 1 << 16
-	maxRank   = 1 << 16
+	// MaxBatch: no public job runs a micro-batch of a million sequences.
+	MaxBatch = 1 << 20
+	// MaxSeqLen: 16M tokens, far beyond the longest published context (10M).
+	MaxSeqLen = 1 << 24
+	// MaxGPUs: 65,536 GPUs, beyond the largest published training cluster.
+	MaxGPUs = 1 << 16
+	// MaxLoRARank: a LoRA rank above 65,536 is wider than any model.
+	MaxLoRARank = 1 << 16
+	// MaxJobTokens: ~40× the largest published pre-training run (15T tokens).
+	MaxJobTokens = 1e15
 )
 
 // Resolve fills the derived fields of w and the defaults for its zero values.
@@ -116,7 +124,7 @@ func resolve(w Workload, record bool) Workload {
 		w.Batch = 1
 		note("batch size not given: 1 per GPU")
 	}
-	w.Batch = min(w.Batch, maxBatch)
+	w.Batch = min(w.Batch, MaxBatch)
 	if w.SeqLen <= 0 {
 		w.SeqLen = DefaultSeqLen
 		if mp := w.Model.MaxPositionEmbeddings; mp > 0 && mp < w.SeqLen {
@@ -124,13 +132,13 @@ func resolve(w Workload, record bool) Workload {
 		}
 		note("sequence length not given: %d tokens", w.SeqLen)
 	}
-	w.SeqLen = min(w.SeqLen, maxSeqLen)
-	w.TP = clamp(w.TP, 1, maxGPUs)
-	w.PP = clamp(w.PP, 1, maxGPUs)
+	w.SeqLen = min(w.SeqLen, MaxSeqLen)
+	w.TP = clamp(w.TP, 1, MaxGPUs)
+	w.PP = clamp(w.PP, 1, MaxGPUs)
 	if w.GPUs <= 0 {
 		w.GPUs = 1
 	}
-	w.GPUs = min(w.GPUs, maxGPUs)
+	w.GPUs = min(w.GPUs, MaxGPUs)
 	if w.TP*w.PP > w.GPUs {
 		w.GPUs = w.TP * w.PP
 		note("tp×pp needs %d GPUs", w.GPUs)
@@ -166,7 +174,7 @@ func resolve(w Workload, record bool) Workload {
 			w.LoRARank = DefaultLoRARank
 			note("LoRA rank not given: %d (PEFT default)", w.LoRARank)
 		}
-		w.LoRARank = min(w.LoRARank, maxRank)
+		w.LoRARank = min(w.LoRARank, MaxLoRARank)
 		if !validTargets(w.LoRATargets) {
 			w.LoRATargets = DefaultLoRATargets
 			note("LoRA targets not given: q and v projections (PEFT default)")

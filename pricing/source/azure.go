@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrambot/vrambot/internal/redact"
 	"github.com/vrambot/vrambot/pricing"
 )
 
@@ -59,7 +60,7 @@ func (a *azure) Name() string { return "azure" }
 func (a *azure) Fetch(ctx context.Context) (pricing.Fetched, error) {
 	base, err := url.Parse(a.baseURL)
 	if err != nil || base.Host == "" {
-		return pricing.Fetched{}, fmt.Errorf("azure: base URL %s: not an absolute URL", redactURL(a.baseURL))
+		return pricing.Fetched{}, fmt.Errorf("azure: base URL %s: not an absolute URL", redact.URL(a.baseURL))
 	}
 	asOf := today(a.now())
 	label := fmt.Sprintf("Azure Retail Prices API (fetched %s)", asOf)
@@ -123,7 +124,7 @@ func sameHostLink(base *url.URL, link string) (string, error) {
 		return "", fmt.Errorf("NextPageLink: %w", unwrapURLError(err))
 	}
 	if u.Scheme != base.Scheme || u.Hostname() != base.Hostname() {
-		return "", fmt.Errorf("NextPageLink %s: not on %s", redactURL(link), base.Host)
+		return "", fmt.Errorf("NextPageLink %s: not on %s", redact.URL(link), base.Host)
 	}
 	return link, nil
 }

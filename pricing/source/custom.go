@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrambot/vrambot/internal/redact"
 	"github.com/vrambot/vrambot/pricing"
 )
 
@@ -33,7 +34,7 @@ func NewCustom(url string, client *http.Client) pricing.Source {
 
 // Name implements pricing.Source: "custom:" and the URL without its query,
 // which may hold a token.
-func (c *custom) Name() string { return "custom:" + redactURL(c.url) }
+func (c *custom) Name() string { return "custom:" + redact.URL(c.url) }
 
 // Fetch implements pricing.Source.
 func (c *custom) Fetch(ctx context.Context) (pricing.Fetched, error) {
@@ -43,7 +44,7 @@ func (c *custom) Fetch(ctx context.Context) (pricing.Fetched, error) {
 	}
 	f, err := parseCustom(body, today(c.now()), customLabel(c.url))
 	if err != nil {
-		return pricing.Fetched{}, fmt.Errorf("custom price list %s: %w", redactURL(c.url), err)
+		return pricing.Fetched{}, fmt.Errorf("custom price list %s: %w", redact.URL(c.url), err)
 	}
 	return f, nil
 }

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"github.com/vrambot/vrambot/internal/golden"
 	"strings"
 	"testing"
+
+	"github.com/vrambot/vrambot/internal/golden"
 )
 
 func TestEmbeddedEveryRowMaps(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/vrambot/vrambot/internal/redact"
 )
 
 // maxResponseBytes caps every response body (and every file inside a zip).
@@ -41,9 +43,9 @@ func httpClient(c *http.Client) *http.Client {
 
 // get fetches rawURL with ctx and returns its body, capped at
 // maxResponseBytes. A non-2xx status is an error that names the status.
-// Errors show the URL without its query or credentials (see redactURL).
+// Errors show the URL without its query or credentials (internal/redact).
 func get(ctx context.Context, client *http.Client, rawURL string) ([]byte, error) {
-	shown := redactURL(rawURL)
+	shown := redact.URL(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", shown, unwrapURLError(err))
@@ -90,15 +92,4 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// redactURL returns rawURL as scheme://host/path: a custom price-list URL may
-// carry a token in its query or user info, and errors end up in logs and in
-// `prices --json`.
-func redactURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return "(invalid URL)"
-	}
-	return u.Scheme + "://" + u.Host + u.EscapedPath()
 }

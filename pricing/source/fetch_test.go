@@ -47,17 +47,3 @@ func TestGetHidesURLSecrets(t *testing.T) {
 		t.Errorf("err = %v, want a connection error without the token", err)
 	}
 }
-
-func TestRedactURL(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"https://user:pw@rates.internal/gpus.csv?token=x#frag", "https://rates.internal/gpus.csv"},
-		{"https://prices.azure.com/api/retail/prices", "https://prices.azure.com/api/retail/prices"},
-		{"not a url", "(invalid URL)"},
-		{"://", "(invalid URL)"},
-	}
-	for _, tt := range tests {
-		if got := redactURL(tt.in); got != tt.want {
-			t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

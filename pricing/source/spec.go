@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vrambot/vrambot/internal/redact"
 	"github.com/vrambot/vrambot/pricing"
 
 	"github.com/vrambot/vrambot/suggest"
@@ -73,7 +74,7 @@ func fromToken(token string, client *http.Client) ([]pricing.Source, error) {
 	arg = strings.TrimSpace(arg)
 	if hasArg && (kind == "custom" || kind == "azure" || strings.Contains(arg, "://")) {
 		// Errors quote the token; a URL's query or user info may be a secret.
-		token = kind + ":" + redactURL(arg)
+		token = kind + ":" + redact.URL(arg)
 	}
 	if hasArg && arg == "" {
 		return nil, fmt.Errorf("price source %q: nothing after the colon (accepted: %s)", token, specHelp)
@@ -167,7 +168,7 @@ func skypilotFromSpec(token, arg string, client *http.Client) ([]pricing.Source,
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Errorf("%s is not an http(s) URL", redactURL(raw))
+		return fmt.Errorf("%s is not an http(s) URL", redact.URL(raw))
 	}
 	return nil
 }
