@@ -42,14 +42,25 @@ func (v memoryValue) expired(now time.Time) bool {
 
 var _ Store = (*Memory)(nil)
 
+// MemoryOption configures NewMemory.
+type MemoryOption func(*Memory)
+
+// WithClock makes the store read the time from now instead of time.Now, so
+// tests can expire keys by moving a clock instead of sleeping.
+func WithClock(now func() time.Time) MemoryOption { return func(m *Memory) { m.now = now } }
+
 // NewMemory returns an empty in-memory store.
-func NewMemory() *Memory {
-	return &Memory{
+func NewMemory(opts ...MemoryOption) *Memory {
+	m := &Memory{
 		values: make(map[string]memoryValue),
 		logs:   make(map[string][][]byte),
 		locks:  make(map[string]memoryValue),
 		now:    time.Now,
 	}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
 }
 
 // sweepLocked drops every expired value and lock, at most once per
