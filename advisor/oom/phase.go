@@ -357,6 +357,16 @@ var reTGIShardStart = regexp.MustCompile(`ShardCannotStart|Shard \d+ failed to s
 // start-up, TGI's spans, TF's op node, else the Python stack.
 func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 	switch {
+	case a.kind == kindGGML || a.kind == kindGGMLFollow || a.kind == kindGGMLPinned || a.kind == kindCUDAError && rep.Extra["stack"] != nil:
+		return ggmlPhase(sc, a)
+	case a.kind == kindOOMKiller || a.kind == kindOOMKillerFollow || a.kind == kindKilled || a.kind == kindSIGKILL:
+		return hostPhase(sc, a)
+	case a.kind == kindDataLoader || a.kind == kindDataLoaderShm:
+		// The innermost frame is where the main process noticed the dead
+		// worker, not what filled the memory.
+		return PhaseUnknown, ""
+	case a.kind == kindHostRequires:
+		return PhaseLoad, "Ollama refused to load the model"
 	case a.kind == kindVLLMKV || a.kind == kindVLLMStartup || a.kind == kindSGLang:
 		return PhaseLoad, "the server raised it while sizing its KV cache at start-up"
 	case strings.Contains(sc.text, "when initializing the engine"):
