@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vrambot/vrambot/advisor/fix"
 )
 
 // maxMessage bounds the text read as one OOM message.
@@ -58,6 +60,9 @@ var (
 	reTried       = regexp.MustCompile(`Tried to allocate\s+` + sizePattern)
 	reTorchPrefix = regexp.MustCompile(`(?:\b(CUDA|HIP|XPU|NPU|MTIA|GPU)\s)?out of memory`)
 	reNewTotal    = regexp.MustCompile(`(?:GPU|XPU|NPU)\s+(\d+) has a total capac\w*\s+of\s+` + sizePattern)
+	// reNewDevice reads the device of a sentence-form message cut before
+	// the capacity's unit.
+	reNewDevice   = regexp.MustCompile(`(?:GPU|XPU|NPU)\s+(\d+) has a total capac`)
 	reNewFree     = regexp.MustCompile(`of which\s+` + sizePattern + `\s+is free`)
 	reProcess     = regexp.MustCompile(`Process\s+(\d+)\s+has\s+` + sizePattern + `\s+memory in use`)
 	reThisProcess = regexp.MustCompile(`this process has\s+` + sizePattern + `\s+memory in use`)
@@ -287,6 +292,16 @@ func extract(sc *scan, a anchor, rep *Report) {
 	}
 	readReport(sc, a, rep)
 	rep.Phase, rep.PhaseEvidence = phaseOf(sc, a, msg, rep)
+	rep.Facts = readFacts(sc.text, a.pos, stackOf(sc, a))
+	if a.kind.family() == 1 {
+		rep.Facts.GGMLBuffer = ggmlBuffer(sc, a)
+	}
+	switch rep.Extra["stack"] {
+	case StackLlamaCPP:
+		rep.Stack = fix.FrameworkLlamaCPP
+	case StackOllama:
+		rep.Stack = fix.FrameworkOllama
+	}
 	rep.ModelHint, rep.GPUHint = hints(sc.text[max(0, a.pos-hintReach):min(len(sc.text), a.pos+hintReach)])
 	secondError(sc, a, rep)
 }
@@ -380,6 +395,9 @@ func extractTorch(sc *scan, lookback, msg string, rep *Report) {
 		case oldForm || cutOld:
 			rep.Format = FormatPyTorchOld
 		}
+	}
+	if m := reNewDevice.FindStringSubmatch(msg); idx == "" && m != nil && (cutNew || newForm) {
+		idx = m[1]
 	}
 	if idx != "" && prefix != "NPU" {
 		rep.Device = cudaDevice(idx)

@@ -302,3 +302,18 @@ func intOf(s string) (int, bool) {
 	n, err := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
 	return n, err == nil
 }
+
+// ggmlBuffer says what the failed ggml buffer holds, from the lines of
+// its event: the KV cache, the compute graph, or the weights.
+func ggmlBuffer(sc *scan, a anchor) string {
+	ev := strings.ToLower(sc.eventText(a))
+	switch {
+	case strings.Contains(ev, "kv cache") || strings.Contains(ev, "kv_cache_init") || strings.Contains(ev, "kv buffer"):
+		return "kv"
+	case strings.Contains(ev, "compute") || strings.Contains(ev, "gallocr") || strings.Contains(ev, "graph_reserve"):
+		return "compute"
+	case strings.Contains(ev, "alloc_tensor_range") || strings.Contains(ev, "load_tensors") || strings.Contains(ev, "model buffer") || strings.Contains(ev, "llama_model_load"):
+		return "weights"
+	}
+	return ""
+}
