@@ -117,6 +117,8 @@ func oomLabel(r oom.Report) string {
 		return "llama.cpp OOM"
 	case oom.StackOllama:
 		return "Ollama OOM"
+	case "sglang":
+		return "SGLang OOM"
 	}
 	if r.Device != nil && *r.Device == "cpu" {
 		return "Host RAM OOM"
@@ -245,7 +247,7 @@ func oomContext(r oom.Report, d oom.Diagnosis) []string {
 	if r.TriedToAllocateBytes == nil {
 		missing = append(missing, "the request size")
 	}
-	if r.TotalCapacityBytes == nil {
+	if r.TotalCapacityBytes == nil && (r.Device == nil || *r.Device != "cpu") {
 		missing = append(missing, "the GPU's capacity")
 	}
 	if r.Device == nil {

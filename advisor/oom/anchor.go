@@ -66,6 +66,9 @@ func (k kind) family() int {
 		return 2
 	case kindOOMKiller, kindOOMKillerFollow:
 		return 3
+	case kindNumpyMemory, kindPyMemory:
+		// "MemoryError: Unable to allocate ... for an array" is both.
+		return 4
 	}
 	return 0
 }
@@ -182,7 +185,9 @@ var anchorRules = []anchorRule{
 	{"f memory: Kill", regexp.MustCompile(`(?:Memory cgroup out|Out) of memory: Kill(?:ed)? process \d+`), kindOOMKiller},
 	{"total-vm", regexp.MustCompile(`\bKilled process \d+ \([^)\n]{0,64}\),? total-vm`), kindOOMKiller},
 	{"oom-kill", regexp.MustCompile(`\binvoked oom-killer\b|\boom-kill:constraint=`), kindOOMKillerFollow},
-	{"Killed", regexp.MustCompile(`^\s*Killed\s*$|it/s\]Killed|: line \d+:\s+\d+ Killed\s`), kindKilled},
+	// A bare kill: the shell's "Killed" alone, glued to a tqdm bar
+	// ("...3.37it/s]Killed"), or bash's job report.
+	{"Killed", regexp.MustCompile(`^\s*Killed\s*$|(?:it/s|s/it)\]Killed|: line \d+:\s+\d+ Killed\s`), kindKilled},
 	{"zsh: killed", regexp.MustCompile(`^zsh: killed\s`), kindKilled},
 	{"(exitcode: -9)", regexp.MustCompile(`failed \(exitcode: -9\)`), kindSIGKILL},
 	{"(SIGKILL)", regexp.MustCompile(`Signal 9 \(SIGKILL\) received by PID \d+`), kindSIGKILL},
@@ -190,10 +195,10 @@ var anchorRules = []anchorRule{
 	{"code 137", regexp.MustCompile(`(?:exited with code|exit code:?|Exit Code:)\s*137\b`), kindSIGKILL},
 	{"memory allocation of", regexp.MustCompile(`\bmemory allocation of \d+ bytes failed`), kindRustAlloc},
 	{"std::bad_alloc", regexp.MustCompile(`instance of 'std::bad_alloc'|what\(\):\s+std::bad_alloc`), kindBadAlloc},
-	{"Unable to allocate", regexp.MustCompile(`MemoryError: Unable to allocate\s+` + sizePattern + ` for an array`), kindNumpyMemory},
+	{"Unable to allocate", regexp.MustCompile(`MemoryError: Unable to allocate\s+\d{1,15}\.?\d{0,9}\s?[KMGTP]?i?B for an array`), kindNumpyMemory},
 	{"MemoryError", regexp.MustCompile(`^\s*MemoryError(?::|\s*$)`), kindPyMemory},
 	{"Unexpected bus error", regexp.MustCompile(`Unexpected bus error encountered in worker\. This might be caused by insufficient shared memory`), kindDataLoaderShm},
-	{"requires more system memory", regexp.MustCompile(`model requires more system memory \(` + sizePattern + `\) than is available \(` + sizePattern + `\)`), kindHostRequires},
+	{"requires more system memory", regexp.MustCompile(`model requires more system memory \(` + sizePattern + `\) than is available \(` + sizePattern), kindHostRequires},
 	// The fallback wants an error marker in log style (an exception class,
 	// ERROR, RESOURCE_EXHAUSTED, "failed"), so that prose about running
 	// out of memory is not an OOM.

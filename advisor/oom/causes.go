@@ -3,6 +3,7 @@ package oom
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 
 	"github.com/vrambot/vrambot/advisor/fix"
@@ -19,6 +20,7 @@ const (
 	CauseNCCL           = "nccl-buffers"
 	CauseSharedMemShm   = "shared-memory-exhausted"
 	CauseVLLMStartup    = "vllm-startup-free-memory"
+	CauseSGLang         = "sglang-memory-pool"
 )
 
 // wholePaste reads what the log around the OOM says: memory that grew
@@ -71,10 +73,14 @@ func torchTraining(r Report) bool {
 // and start-up check, llama.cpp's buffers.
 func (b *builder) engines() {
 	switch {
+	case onHost(b.r):
+		// Host RAM has its own reading (host), whatever the program.
 	case b.r.Extra["stack"] == StackLlamaCPP || b.r.Extra["stack"] == StackOllama:
 		b.ggml()
 	case b.r.Format == FormatVLLMKV:
 		b.vllmKV()
+	case b.r.Extra["stack"] == "sglang":
+		b.sglang()
 	case b.r.Framework == FrameworkVLLM && b.r.Format == FormatOther && b.r.FreeBytes != nil && b.r.TotalCapacityBytes != nil:
 		b.vllmStartup()
 	}
@@ -212,6 +218,16 @@ func (b *builder) host() {
 			ev += " — a size that large is a shape bug"
 		}
 	}
+	switch {
+	case kind == KindGGMLAlloc:
+		b.cause(CauseHostRAM, "llama.cpp could not allocate its buffer in host RAM", ev+"; with the layers on the CPU, the weights and the KV cache live in RAM",
+			fix.MaxModelLen, fix.NF4Weights, fix.MoreHostRAM)
+		return
+	case kind == KindHostRequires:
+		b.cause(CauseHostRAM, "Ollama refused the model: it needs more system memory than is free",
+			fmt.Sprintf("the model needs %s and %s is available", GiB(val(r.TriedToAllocateBytes)), GiB(val(r.FreeBytes))), fix.NF4Weights, fix.MaxModelLen, fix.MoreHostRAM)
+		return
+	}
 	switch kind {
 	case KindOOMKilled:
 		ev = "the kernel's OOM killer ended the process when the machine (or its container) ran out of RAM"
@@ -238,9 +254,6 @@ func (b *builder) host() {
 		}
 		b.cause(CauseHostRAM, "A DataLoader worker was killed: the machine ran out of host RAM",
 			"the OOM killer took a worker; each worker holds its own copy of what the dataset loads", fix.DataLoaderWorkers, fix.SharedMemorySize, fix.MoreHostRAM)
-	case KindHostRequires:
-		b.cause(CauseHostRAM, "Ollama refused the model: it needs more system memory than is free",
-			fmt.Sprintf("the model needs %s and %s is available", GiB(val(r.TriedToAllocateBytes)), GiB(val(r.FreeBytes))), fix.NF4Weights, fix.MaxModelLen, fix.MoreHostRAM)
 	default:
 		b.cause(CauseHostRAM, "The machine ran out of host RAM", ev, fix.DataLoaderWorkers, fix.CheckShapes, fix.MoreHostRAM)
 	}
@@ -279,3 +292,21 @@ func (b *builder) utilization() float64 {
 	}
 	return vllmDefaultUtilization
 }
+
+// reSGLangLoad is SGLang's log line after the weights loaded: what is
+// left and what the weights take ("avail mem=2.10 GB, mem usage=20.45 GB").
+var reSGLangLoad = regexp.MustCompile(`Load weight end\.[^\n]*?avail mem=(\d+(?:\.\d+)?) GB, mem usage=(\d+(?:\.\d+)?) GB`)
+
+// sglang reads SGLang's start-up refusal: --mem-fraction-static × GPU
+// must hold the weights and a KV cache pool, and does not.
+func (b *builder) sglang() {
+	ev := "SGLang reserves --mem-fraction-static of the GPU for the weights and its KV cache pool, and after the weights too little of it is left for the pool"
+	if m := reSGLangLoad.FindStringSubmatch(b.r.Facts.text); m != nil {
+		ev = fmt.Sprintf("after loading the weights (%s GB) SGLang had %s GB left for its KV cache pool", m[2], m[1])
+	}
+	b.cause(CauseSGLang, "SGLang's KV cache pool does not fit after the weights", ev,
+		fix.GPUMemoryUtilization, fix.MaxModelLen, fix.FP8KVCache, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU)
+}
+
+// onHost reports a failure of host memory, not of a GPU.
+func onHost(r Report) bool { return r.Device != nil && *r.Device == "cpu" }

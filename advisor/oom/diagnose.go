@@ -340,7 +340,7 @@ func (b *builder) has(id string) bool {
 func (b *builder) byFormat() {
 	r := b.r
 	switch {
-	case b.has(CauseVLLMStartup) || r.Extra["stack"] == StackLlamaCPP || r.Extra["stack"] == StackOllama:
+	case b.has(CauseVLLMStartup) || !onHost(r) && (r.Extra["stack"] == StackLlamaCPP || r.Extra["stack"] == StackOllama):
 		// Read with the engine's own numbers (engines).
 	case r.Extra["kind"] == KindNCCL:
 		b.nccl()

@@ -37,6 +37,9 @@ type Facts struct {
 	// Training reports a paste that shows a training step (backward, an
 	// optimizer step, a trainer's loop).
 	Training bool
+	// text is the region the facts were read from, for the readers of
+	// one engine's lines.
+	text string
 }
 
 // PasteWorkload is the workload the paste names; zero values are unknown.
@@ -183,7 +186,7 @@ func readFacts(text string, at int, frames []frame) Facts {
 	}
 	t := pasteText{text, strings.ToLower(text)}
 	before := text[:max(0, min(at, len(text)))]
-	f := Facts{Workload: readWorkload(t, frames), Engine: readEngine(t), Growth: readGrowth(before), Steps: readSteps(before)}
+	f := Facts{Workload: readWorkload(t, frames), Engine: readEngine(t), Growth: readGrowth(before), Steps: readSteps(before), text: text}
 	f.Convolutional = t.has("conv", "resnet", "vgg", "batchnorm", "torchvision", "efficientnet", "mobilenet", "yolo") &&
 		reConvEvidence.MatchString(text) && !reAttentionEvidence.MatchString(text)
 	f.NoGrad = t.has("no_grad", "inference_mode", "decorate_context", "set_grad_enabled") && reNoGrad.MatchString(text)

@@ -59,7 +59,8 @@ var (
 	reKilledProcess = regexp.MustCompile(`Kill(?:ed)? process (\d+) \(([^)\n]{0,64})\)`)
 	reAnonRSS       = regexp.MustCompile(`anon-rss:([\d,]+)kB`)
 	reRustAlloc     = regexp.MustCompile(`memory allocation of (\d+) bytes failed`)
-	reNumpyAlloc    = regexp.MustCompile(`Unable to allocate\s+` + sizePattern)
+	// reNumpyAlloc: NumPy prints three significant digits, "117. GiB" too.
+	reNumpyAlloc    = regexp.MustCompile(`Unable to allocate\s+(\d{1,15}(?:\.\d{0,9})?)\s?([KMGTP]?i?B)\b`)
 	reDataLoaderSig = regexp.MustCompile(`killed by signal: (Killed|Bus error)`)
 	reHostRequires  = regexp.MustCompile(`requires more system memory \(` + sizePattern + `\) than is available \(` + sizePattern + `\)`)
 	// reLoadingShards is transformers' progress bar while it loads a
@@ -214,7 +215,9 @@ func extractHost(sc *scan, a anchor, rep *Report) {
 		rep.Extra["kind"] = KindBadAlloc
 	case kindNumpyMemory:
 		rep.Extra["kind"] = KindNumpy
-		rep.TriedToAllocateBytes = findSize(reNumpyAlloc, ev, 1)
+		if m := reNumpyAlloc.FindStringSubmatch(ev); m != nil {
+			rep.TriedToAllocateBytes, _ = ptrSize(strings.TrimSuffix(m[1], "."), m[2])
+		}
 	case kindPyMemory:
 		rep.Extra["kind"] = KindPythonMemory
 	case kindDataLoader:

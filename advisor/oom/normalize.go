@@ -384,6 +384,12 @@ func joinWraps(lines []line) []line {
 				prev.text += " " + l.text
 				prev.space, prev.full = l.space, l.full
 				continue
+			case !prev.space && len(prev.text) >= minWrapWidth && closesLine(l.text):
+				// A wrap that left only the closing bracket or stop of the
+				// line above ("...(13.4 GiB" | ")").
+				prev.text += l.text
+				prev.space, prev.full = l.space, l.full
+				continue
 			case !prev.space && wrapsInto(prev.text, l.text):
 				prev.text += l.text
 				prev.space, prev.full = l.space, l.full
@@ -427,6 +433,12 @@ func wrapsInto(prev, next string) bool {
 }
 
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+// closesLine reports a row that is only the end of the line before it:
+// closing brackets, quotes and stops.
+func closesLine(s string) bool {
+	return s != "" && len(s) <= 4 && strings.Trim(s, ")]}\"'.,;") == ""
+}
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 

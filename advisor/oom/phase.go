@@ -502,7 +502,7 @@ func detectStack(text string, k kind) fix.Framework {
 		return fix.FrameworkSGLang
 	case k == kindTGI || isTGI(text):
 		return fix.FrameworkTGI
-	case k == kindVLLMKV || strings.Contains(lower, "vllm"):
+	case k == kindVLLMKV || k == kindVLLMStartup || strings.Contains(lower, "vllm"):
 		return fix.FrameworkVLLM
 	case strings.Contains(lower, "deepspeed"):
 		return fix.FrameworkDeepSpeed
