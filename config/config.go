@@ -34,6 +34,7 @@ type Config struct {
 	PrometheusURL      string
 	DigestChannel      string
 	DigestCron         string
+	DigestWeeklyCron   string // empty: no weekly digest
 	Location           *time.Location
 	PriceSources       string
 	PricesCron         string
@@ -82,6 +83,7 @@ func FromEnv(lookup Lookup) (Config, error) {
 		PrometheusURL:      get("VRAMBOT_PROMETHEUS_URL"),
 		DigestChannel:      get("VRAMBOT_DIGEST_CHANNEL"),
 		DigestCron:         orDefault(get("VRAMBOT_DIGEST_CRON"), DefaultDigestCron),
+		DigestWeeklyCron:   get("VRAMBOT_DIGEST_WEEKLY_CRON"),
 		PriceSources:       orDefault(get("VRAMBOT_PRICE_SOURCES"), DefaultPriceSource),
 		PricesCron:         orDefault(get("VRAMBOT_PRICES_CRON"), DefaultPricesCron),
 		Location:           time.UTC,
@@ -113,7 +115,10 @@ func FromEnv(lookup Lookup) (Config, error) {
 			errs = append(errs, errors.New("REDIS_URL: not a redis://, rediss:// or unix:// URL (value not shown: it may hold a password)"))
 		}
 	}
-	for name, spec := range map[string]string{"VRAMBOT_DIGEST_CRON": c.DigestCron, "VRAMBOT_PRICES_CRON": c.PricesCron} {
+	for name, spec := range map[string]string{"VRAMBOT_DIGEST_CRON": c.DigestCron, "VRAMBOT_DIGEST_WEEKLY_CRON": c.DigestWeeklyCron, "VRAMBOT_PRICES_CRON": c.PricesCron} {
+		if spec == "" {
+			continue // only the weekly digest may be unset
+		}
 		if _, err := ParseCron(spec); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %q is not a 5-field cron spec (e.g. %q) or a descriptor such as @daily: %w", name, spec, DefaultDigestCron, err))
 		}

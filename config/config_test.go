@@ -15,7 +15,7 @@ func TestFromEnvDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatalf("empty env: %v", err)
 	}
-	if c.Addr != ":3000" || c.DigestCron != "0 9 * * 1-5" || c.SlackAPIURL != "https://slack.com/api/" || c.Location.String() != "UTC" {
+	if c.Addr != ":3000" || c.DigestCron != "0 9 * * 1-5" || c.DigestWeeklyCron != "" || c.SlackAPIURL != "https://slack.com/api/" || c.Location.String() != "UTC" {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c.Mode() != ModeHTTP {
@@ -28,19 +28,20 @@ func TestFromEnvDefaults(t *testing.T) {
 
 func TestFromEnvValid(t *testing.T) {
 	c, err := FromEnv(lookupFrom(map[string]string{
-		"SLACK_BOT_TOKEN":        "xoxb-1",
-		"SLACK_APP_TOKEN":        "xapp-1",
-		"REDIS_URL":              "redis://:pw@127.0.0.1:6379/2",
-		"VRAMBOT_ADDR":           "127.0.0.1:8080",
-		"VRAMBOT_SLACK_API_URL":  "http://127.0.0.1:9999/api",
-		"VRAMBOT_PROMETHEUS_URL": "http://127.0.0.1:9090",
-		"VRAMBOT_DIGEST_CRON":    "30 8 * * *",
-		"VRAMBOT_TZ":             "Europe/Berlin",
+		"SLACK_BOT_TOKEN":            "xoxb-1",
+		"SLACK_APP_TOKEN":            "xapp-1",
+		"REDIS_URL":                  "redis://:pw@127.0.0.1:6379/2",
+		"VRAMBOT_ADDR":               "127.0.0.1:8080",
+		"VRAMBOT_SLACK_API_URL":      "http://127.0.0.1:9999/api",
+		"VRAMBOT_PROMETHEUS_URL":     "http://127.0.0.1:9090",
+		"VRAMBOT_DIGEST_CRON":        "30 8 * * *",
+		"VRAMBOT_DIGEST_WEEKLY_CRON": "0 9 * * 1",
+		"VRAMBOT_TZ":                 "Europe/Berlin",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Mode() != ModeSocket || c.SlackAPIURL != "http://127.0.0.1:9999/api" || c.Location.String() != "Europe/Berlin" {
+	if c.Mode() != ModeSocket || c.SlackAPIURL != "http://127.0.0.1:9999/api" || c.Location.String() != "Europe/Berlin" || c.DigestWeeklyCron != "0 9 * * 1" {
 		t.Errorf("got %+v", c)
 	}
 	if err := c.ValidateServe(); err != nil {
@@ -57,6 +58,7 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"VRAMBOT_SLACK_API_URL", "ftp://x", "VRAMBOT_SLACK_API_URL"},
 		{"VRAMBOT_PROMETHEUS_URL", "localhost:9090", "VRAMBOT_PROMETHEUS_URL"},
 		{"VRAMBOT_DIGEST_CRON", "every day", "VRAMBOT_DIGEST_CRON"},
+		{"VRAMBOT_DIGEST_WEEKLY_CRON", "mondays", "VRAMBOT_DIGEST_WEEKLY_CRON"},
 		{"VRAMBOT_PRICES_CRON", "* *", "VRAMBOT_PRICES_CRON"},
 		{"VRAMBOT_DIGEST_CHANNEL", "gpu cluster", "VRAMBOT_DIGEST_CHANNEL"},
 		{"REDIS_URL", "http://:hunter2@x", "REDIS_URL"},
