@@ -22,7 +22,7 @@ usage:
   vrambot vram    [--json] QUERY...          estimate, staged fixes, best-priced GPUs
   vrambot oom     [--json] [FILE|-]          parse and diagnose an OOM paste (stdin by default)
   vrambot prices  [--json] [--refresh] [--gpu NAME] [--min-memory 24GiB]
-  vrambot digest  [--json] [--dry-run] [--window 24h] [--at RFC3339]
+  vrambot digest  [--json] [--dry-run] [--window 24h|7d] [--at RFC3339] [--chart FILE]
   vrambot serve                              the Slack bot (+ cron jobs)
   vrambot manifest                           print the Slack app manifest for this config
 

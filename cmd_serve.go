@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/config"
 	"golang.org/x/sync/errgroup"
@@ -46,11 +48,25 @@ func runServe(ctx context.Context, e env, args []string) error {
 		g.Go(func() error { return srv.Run(ctx) })
 	}
 	if a.cfg.DigestChannel != "" {
-		sched, err := a.scheduler(srv.Poster(), 0)
+		sched, err := a.scheduler(srv.Poster())
 		if err != nil {
 			return err
 		}
-		g.Go(func() error { return sched.Run(ctx) })
+		// The digests run on a cron shared with every periodic job of serve;
+		// this one stands in until that cron is built here (issue 9).
+		jobs := cron.New(cron.WithLocation(a.cfg.Location))
+		if err := sched.Register(ctx, jobs); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		jobs.Start()
+		g.Go(func() error {
+			if _, err := sched.CatchUp(ctx); err != nil {
+				log.Error("digest catch-up failed", "err", err)
+			}
+			<-ctx.Done()
+			<-jobs.Stop().Done()
+			return nil
+		})
 	} else {
 		log.Info("digest disabled: VRAMBOT_DIGEST_CHANNEL not set")
 	}

@@ -158,7 +158,7 @@ func TestGPUHourPricer(t *testing.T) {
 	}
 	defer a.Close()
 	p := newGPUHourPricer(a.book)
-	usd, src, ok := p.PricePerGPUHour("NVIDIA A100-SXM4-80GB")
+	usd, src, ok := p.PricePerGPUHour(context.Background(), "NVIDIA A100-SXM4-80GB")
 	if !ok || usd <= 0 || !strings.Contains(src, "A100 80GB") || !strings.Contains(src, "as of") {
 		t.Fatalf("A100 80GB: %v %q %v", usd, src, ok)
 	}
@@ -172,7 +172,7 @@ func TestGPUHourPricer(t *testing.T) {
 			t.Errorf("found a cheaper on-demand A100 80GB: %+v", o)
 		}
 	}
-	if _, _, ok := p.PricePerGPUHour("Some Future GPU"); ok {
+	if _, _, ok := p.PricePerGPUHour(context.Background(), "Some Future GPU"); ok {
 		t.Error("an unknown GPU got a price")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/vrambot/vrambot/commands"
 	"github.com/vrambot/vrambot/config"
 	"github.com/vrambot/vrambot/digest"
+	"github.com/vrambot/vrambot/digest/prom"
+	"github.com/vrambot/vrambot/digest/schedule"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/pricing/source"
 	"github.com/vrambot/vrambot/reply"
@@ -86,13 +88,13 @@ const (
 
 func newGPUHourPricer(book *pricing.Book) *gpuHourPricer { return &gpuHourPricer{book: book} }
 
-func (p *gpuHourPricer) table() map[string]pricing.Offer {
+func (p *gpuHourPricer) table(ctx context.Context) map[string]pricing.Offer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cheapest != nil && time.Since(p.loadedAt) < pricerTTL {
 		return p.cheapest
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), pricerReadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, pricerReadTimeout)
 	defer cancel()
 	cheapest := map[string]pricing.Offer{}
 	offers, _, err := p.book.Offers(ctx)
@@ -111,41 +113,40 @@ func (p *gpuHourPricer) table() map[string]pricing.Offer {
 	return cheapest
 }
 
-func (p *gpuHourPricer) PricePerGPUHour(modelName string) (float64, string, bool) {
+func (p *gpuHourPricer) PricePerGPUHour(ctx context.Context, modelName string) (float64, string, bool) {
 	gpu, ok := source.NormalizeGPU(modelName, 0)
 	if !ok {
 		return 0, "", false
 	}
-	o, ok := p.table()[gpu.Key]
+	o, ok := p.table(ctx)[gpu.Key]
 	if !ok {
 		return 0, "", false
 	}
 	return o.PricePerGPUHourUSD, fmt.Sprintf("cheapest on-demand %s at %s (%s, as of %s)", gpu.Name, o.Provider, o.Source, o.AsOf), true
 }
 
-// window 0 means the digest default.
-func (a *app) scheduler(poster digest.Poster, window time.Duration) (*digest.Scheduler, error) {
-	cfg := digest.SchedulerConfig{
-		Window:   window,
-		Spec:     a.cfg.DigestCron,
-		Location: a.cfg.Location,
-		Channel:  a.cfg.DigestChannel,
-		Store:    a.store,
-		Events:   a.events,
-		Pricer:   newGPUHourPricer(a.book),
-		Logger:   a.log,
-	}
-	if poster != nil {
-		cfg.Poster = poster
+// scheduler wires the digest: Prometheus (when configured), the OOM event
+// log, prices, the store for the exactly-once markers, and poster (nil: no
+// posting).
+func (a *app) scheduler(poster schedule.Poster) (*schedule.Scheduler, error) {
+	cfg := schedule.Config{
+		Spec:       a.cfg.DigestCron,
+		WeeklySpec: a.cfg.DigestWeeklyCron,
+		Location:   a.cfg.Location,
+		Channel:    a.cfg.DigestChannel,
+		Store:      a.store,
+		Poster:     poster,
+		Sources:    schedule.Sources{Events: a.events, Pricer: newGPUHourPricer(a.book)},
+		Logger:     a.log,
 	}
 	if a.cfg.PrometheusURL != "" {
-		prom, err := digest.NewPrometheus(a.cfg.PrometheusURL)
+		src, err := prom.New(a.cfg.PrometheusURL)
 		if err != nil {
 			return nil, fmt.Errorf("VRAMBOT_PROMETHEUS_URL: %w", err)
 		}
-		cfg.Metrics = prom
+		cfg.Sources.Metrics = src
 	}
-	return digest.NewScheduler(cfg)
+	return schedule.New(cfg)
 }
 
 // recordOOM appends every OOM the bot answered to the digest's event log:
