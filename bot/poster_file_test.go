@@ -47,7 +47,7 @@ func TestPostReplyWithFile(t *testing.T) {
 func TestShareTSNotListed(t *testing.T) {
 	fs := newFakeSlack(t)
 	p := NewPoster(slack.New(testBotToken, slack.OptionAPIURL(fs.apiURL())), time.Millisecond, slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	if ts := p.shareTS(ctx, "F404", "C1"); ts != "" {
 		t.Errorf("shareTS = %q for a file never shared", ts)
