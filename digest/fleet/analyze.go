@@ -22,10 +22,11 @@ const (
 	nMetrics
 )
 
-// Restart detection (docs/digest.md §1.1: a process that exits frees all of
-// its framebuffer; one that is alive keeps at least its CUDA context, a few
-// hundred MiB). "About zero" is 2 % of capacity, between 64 and 256 MiB, so
-// an idle MIG slice reads as zero and a live process's context does not.
+// Restart detection: a process that exits frees its framebuffer; one that
+// is alive keeps at least its CUDA context, about 300 MB with lazy module
+// loading (docs/memory-model.md §1.7). "About zero" is 2 % of capacity,
+// between 64 and 256 MiB, so an empty MIG slice reads as zero and a live
+// process's context does not.
 const (
 	zeroShare  = 0.02
 	zeroMinMiB = 64
