@@ -280,7 +280,7 @@ func TestNormalizeGPUHints(t *testing.T) {
 		{"H100", "paperspace_H100", 0, "H100-PCIe"},
 		{"H100 PCIe", "gpu_1x_h100_sxm5", 0, "H100-PCIe"}, // the name's variant wins
 		{"A100", "1x_A100-80GB_SECURE", 0, "A100-80GB"},
-		{"A100", "a2-highgpu-8g", 0, "A100-40GB"}, // "8g" in an instance name is a GPU count
+		{"A100", "a2-highgpu-8g", 0, "A100-40GB"},        // "8g" in an instance name is a GPU count
 		{"A100", "1x_A100-80GB_SECURE", 40, "A100-40GB"}, // a stated memory wins over the hint
 	}
 	for _, tt := range tests {
