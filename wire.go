@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/vrambot/vrambot/bot"
@@ -67,60 +66,13 @@ func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bool) {
 	return r, ok && res.Detected
 }
 
-// gpuHourPricer prices idle GPU-hours for the digest from the cached offers:
-// the cheapest on-demand $/GPU-hour for the GPU model DCGM reports. The
-// table is re-read from the cache at most every pricerTTL, so a long-running
-// serve uses the prices the refresh job keeps up to date.
-type gpuHourPricer struct {
-	book *pricing.Book
+// digestPricer hands the digest the book's PricePerGPUHour. The digest's
+// Pricer takes no context yet; once it does (the digest engineer's change),
+// pass a.book itself and delete this adapter.
+type digestPricer struct{ book *pricing.Book }
 
-	mu       sync.Mutex
-	loadedAt time.Time
-	cheapest map[string]pricing.Offer // by catalog key
-}
-
-const (
-	pricerTTL         = time.Hour
-	pricerReadTimeout = 5 * time.Second
-)
-
-func newGPUHourPricer(book *pricing.Book) *gpuHourPricer { return &gpuHourPricer{book: book} }
-
-func (p *gpuHourPricer) table() map[string]pricing.Offer {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cheapest != nil && time.Since(p.loadedAt) < pricerTTL {
-		return p.cheapest
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), pricerReadTimeout)
-	defer cancel()
-	cheapest := map[string]pricing.Offer{}
-	offers, _, err := p.book.Offers(ctx)
-	if err != nil {
-		return cheapest // no prices: the digest says "price unknown"
-	}
-	for _, o := range offers {
-		if o.Spot || o.PricePerGPUHourUSD <= 0 {
-			continue
-		}
-		if best, ok := cheapest[o.GPUKey]; !ok || o.PricePerGPUHourUSD < best.PricePerGPUHourUSD {
-			cheapest[o.GPUKey] = o
-		}
-	}
-	p.cheapest, p.loadedAt = cheapest, time.Now()
-	return cheapest
-}
-
-func (p *gpuHourPricer) PricePerGPUHour(modelName string) (float64, string, bool) {
-	gpu, ok := source.NormalizeGPU(modelName, 0)
-	if !ok {
-		return 0, "", false
-	}
-	o, ok := p.table()[gpu.Key]
-	if !ok {
-		return 0, "", false
-	}
-	return o.PricePerGPUHourUSD, fmt.Sprintf("cheapest on-demand %s at %s (%s, as of %s)", gpu.Name, o.Provider, o.Source, o.AsOf), true
+func (p digestPricer) PricePerGPUHour(modelName string) (float64, string, bool) {
+	return p.book.PricePerGPUHour(context.Background(), modelName)
 }
 
 // window 0 means the digest default.
@@ -132,7 +84,7 @@ func (a *app) scheduler(poster digest.Poster, window time.Duration) (*digest.Sch
 		Channel:  a.cfg.DigestChannel,
 		Store:    a.store,
 		Events:   a.events,
-		Pricer:   newGPUHourPricer(a.book),
+		Pricer:   digestPricer{a.book},
 		Logger:   a.log,
 	}
 	if poster != nil {

@@ -311,9 +311,20 @@ func vramOffersSection(offers []pricing.Offer) reply.Section {
 	return s
 }
 
+// vramOfferLine is one ranked offer: what it rents and for how much (a box
+// of several GPUs says so and prices the whole box), where, how old the
+// price is, and why it is ranked when the ranking says (pricing.Rank).
 func vramOfferLine(o pricing.Offer) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %d× %s, %s/h (%s/GPU-h)", o.Provider, o.InstanceType, o.GPUCount, o.GPU, vramUSD(o.PricePerHourUSD), vramUSD(o.PricePerGPUHourUSD))
+	fmt.Fprintf(&b, "%s %s: ", o.Provider, o.InstanceType)
+	switch o.GPUCount {
+	case 1:
+		fmt.Fprintf(&b, "%s at %s/h", o.GPU, vramUSD(o.PricePerHourUSD))
+	case 2:
+		fmt.Fprintf(&b, "2× %s (%s/h for both, %s/GPU-h)", o.GPU, vramUSD(o.PricePerHourUSD), vramUSD(o.PricePerGPUHourUSD))
+	default:
+		fmt.Fprintf(&b, "%d× %s (%s/h for all %d, %s/GPU-h)", o.GPUCount, o.GPU, vramUSD(o.PricePerHourUSD), o.GPUCount, vramUSD(o.PricePerGPUHourUSD))
+	}
 	if o.Spot {
 		b.WriteString(", spot")
 	}
@@ -323,7 +334,14 @@ func vramOfferLine(o pricing.Offer) string {
 	if o.HoursToFinish != nil && o.CostToFinishUSD != nil {
 		fmt.Fprintf(&b, ", %s h and %s to finish", strconv.FormatFloat(*o.HoursToFinish, 'f', 1, 64), vramUSD(*o.CostToFinishUSD))
 	}
-	fmt.Fprintf(&b, " (as of %s, %s)", o.AsOf, o.Source)
+	fmt.Fprintf(&b, " (as of %s, %s", o.AsOf, pricing.AgeText(o.AgeDays))
+	if o.Stale {
+		b.WriteString(": stale")
+	}
+	fmt.Fprintf(&b, ", %s)", o.Source)
+	if o.RankNote != "" {
+		b.WriteString("; " + o.RankNote)
+	}
 	if o.Requested {
 		b.WriteString(" [the GPU you named]")
 	}

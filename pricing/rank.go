@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 
@@ -21,37 +22,76 @@ const (
 )
 
 // Rank returns the offers that fit req, one best offer per GPU model: first
-// on-demand, cheapest first (at most MaxOnDemand), then spot (at most
-// MaxSpot). "Cheapest" is the instance $/h, or the cost to finish when
-// req.TrainFLOPs > 0, so a faster, dearer GPU can win. The requested GPU's
-// best fitting offer is always included and marked Requested, even when it
-// is not among the cheapest.
+// on-demand (at most MaxOnDemand), then spot (at most MaxSpot). The rules,
+// in order (README, "Prices"):
 //
-// An offer fits when its GPU (looked up in gpus by GPUKey) reports at least
-// req.MemoryPerGPUBytes usable memory, has bf16/fp8 when needed, and one
-// instance has at least req.GPUCount GPUs: a multi-GPU plan is assumed to
-// run inside one node. Offers of GPUs missing from gpus, or without a
-// positive finite price, are left out. The input is not modified.
+//   - An offer fits when its GPU (looked up in gpus by GPUKey) reports at
+//     least req.MemoryPerGPUBytes usable memory, has bf16/fp8 when needed,
+//     and one instance has at least req.GPUCount GPUs (a multi-GPU plan runs
+//     inside one node). Offers of GPUs missing from gpus, without a positive
+//     finite price, or for a GPU component alone (ComponentOnly) are left out.
+//   - An offer older than UnrankedAfterDays is left out while its GPU has a
+//     fresher whole-instance offer anywhere in offers; when it has none, the
+//     old offer is ranked and its RankNote says so.
+//   - An instance with more GPUs than the plan needs is ranked only when it
+//     costs less than every fitting offer of exactly the needed count (spot
+//     compared with spot, on-demand with on-demand), and its RankNote says
+//     so: a one-GPU plan is not sent to a 2× box that merely has a lower
+//     $/GPU-hour.
+//   - Fresh offers (AgeDays <= StaleAfterDays) come before stale ones, and
+//     those before outdated ones; within that, cheapest first, where
+//     "cheapest" is the instance $/h, or the cost to finish when
+//     req.TrainFLOPs > 0, so a faster, dearer GPU can win.
+//
+// The requested GPU's best fitting offer is always included and marked
+// Requested, even when it is not among the cheapest. Offers must carry
+// AgeDays (see Annotate). The input is not modified.
 func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 	byKey := make(map[string]catalog.GPU, len(gpus))
 	for _, g := range gpus {
 		byKey[g.Key] = g
 	}
 	need := max(req.GPUCount, 1)
-	bestOnDemand := make(map[string]ranked)
-	bestSpot := make(map[string]ranked)
+	recent := recentGPUs(offers)
+	var fitting []ranked
 	for _, o := range offers {
 		gpu, ok := byKey[o.GPUKey]
-		if !ok || !fits(gpu, o, req, need) {
+		if !ok || o.ComponentOnly || !fits(gpu, o, req, need) {
 			continue
 		}
-		r := score(o, gpu, req)
+		o.RankNote = ""
+		if tier(o) == tierOutdated {
+			if recent[o.GPUKey] {
+				continue
+			}
+			o.RankNote = fmt.Sprintf("priced %s: no fresher price for this GPU", AgeText(o.AgeDays))
+		}
+		fitting = append(fitting, score(o, gpu, req))
+	}
+
+	bestOnDemand := make(map[string]ranked)
+	bestSpot := make(map[string]ranked)
+	requested := make(map[bool]ranked)    // by spot; the requested GPU's best, oversized boxes included
+	exact := cheapestExact(fitting, need) // by spot
+	for _, r := range fitting {
+		if r.offer.GPUKey == req.RequestedGPU {
+			if cur, ok := requested[r.offer.Spot]; !ok || r.less(cur) {
+				requested[r.offer.Spot] = r
+			}
+		}
+		if r.offer.GPUCount > need {
+			cheapest, ok := exact[r.offer.Spot]
+			if ok && cheapest <= r.cost {
+				continue
+			}
+			r.offer.RankNote = joinNotes(r.offer.RankNote, oversizedNote(r.offer.GPUCount, need))
+		}
 		best := bestOnDemand
-		if o.Spot {
+		if r.offer.Spot {
 			best = bestSpot
 		}
-		if cur, ok := best[o.GPUKey]; !ok || r.less(cur) {
-			best[o.GPUKey] = r
+		if cur, ok := best[r.offer.GPUKey]; !ok || r.less(cur) {
+			best[r.offer.GPUKey] = r
 		}
 	}
 	onDemand := sortedValues(bestOnDemand)
@@ -61,11 +101,22 @@ func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 	pickedSpot := slices.Clone(spot[:min(len(spot), MaxSpot)])
 	// The requested GPU's best offer: on-demand if it has one, else spot. It
 	// is dearer than every picked one, so appending keeps the order.
+	// A requested GPU whose only fitting offers are bigger boxes than the
+	// plan needs gets its best one, saying so.
+	oversizedRequested := func(r ranked) ranked {
+		r.offer.RankNote = joinNotes(r.offer.RankNote,
+			fmt.Sprintf("rents %d GPUs: the GPU you named has no smaller offer that fits", r.offer.GPUCount))
+		return r
+	}
 	if req.RequestedGPU != "" {
 		if r, ok := bestOnDemand[req.RequestedGPU]; ok {
 			picked = appendMissing(picked, r)
+		} else if r, ok := requested[false]; ok {
+			picked = appendMissing(picked, oversizedRequested(r))
 		} else if r, ok := bestSpot[req.RequestedGPU]; ok {
 			pickedSpot = appendMissing(pickedSpot, r)
+		} else if r, ok := requested[true]; ok {
+			pickedSpot = appendMissing(pickedSpot, oversizedRequested(r))
 		}
 	}
 
@@ -76,6 +127,47 @@ func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 		out = append(out, o)
 	}
 	return out
+}
+
+// recentGPUs are the GPUs with a whole-instance offer no older than
+// UnrankedAfterDays, fitting or not.
+func recentGPUs(offers []Offer) map[string]bool {
+	recent := make(map[string]bool)
+	for _, o := range offers {
+		if !o.ComponentOnly && tier(o) != tierOutdated {
+			recent[o.GPUKey] = true
+		}
+	}
+	return recent
+}
+
+// cheapestExact is, for spot and for on-demand, the lowest cost of a
+// fitting offer with exactly the needed number of GPUs.
+func cheapestExact(fitting []ranked, need int) map[bool]float64 {
+	out := make(map[bool]float64)
+	for _, r := range fitting {
+		if r.offer.GPUCount != need {
+			continue
+		}
+		if c, ok := out[r.offer.Spot]; !ok || r.cost < c {
+			out[r.offer.Spot] = r.cost
+		}
+	}
+	return out
+}
+
+func oversizedNote(count, need int) string {
+	if need == 1 {
+		return fmt.Sprintf("rents %d GPUs: cheaper than any single-GPU offer that fits", count)
+	}
+	return fmt.Sprintf("rents %d GPUs: cheaper than any %d-GPU offer that fits", count, need)
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // fits reports whether one instance of o can hold the requirement.
@@ -119,14 +211,15 @@ func score(o Offer, gpu catalog.GPU, req Requirement) ranked {
 	return ranked{offer: o, cost: cost}
 }
 
-// less orders by cost, then $/GPU-hour, then names, so ties are stable
-// whatever order the sources listed them in.
+// less orders by freshness tier, cost, then $/GPU-hour, then names, so ties
+// are stable whatever order the sources listed them in.
 func (r ranked) less(s ranked) bool {
 	return compareRanked(r, s) < 0
 }
 
 func compareRanked(r, s ranked) int {
 	return cmp.Or(
+		cmp.Compare(tier(r.offer), tier(s.offer)),
 		cmp.Compare(r.cost, s.cost),
 		cmp.Compare(r.offer.PricePerHourUSD, s.offer.PricePerHourUSD),
 		cmp.Compare(r.offer.PricePerGPUHourUSD, s.offer.PricePerGPUHourUSD),
