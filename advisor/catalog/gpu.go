@@ -112,6 +112,9 @@ func familyMembers(family string) []GPU {
 // series ("5070", "mi350x") gets none: suggesting a different card would
 // answer a different question.
 func SuggestGPU(s string) string {
+	if len(s) > maxSuggestInput {
+		return "" // as nearestName: pasted junk is close to nothing
+	}
 	gen := gpuGeneration(s)
 	if gen == "" {
 		return ""
