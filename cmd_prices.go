@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/vrambot/vrambot/commands"
 )
@@ -18,10 +19,14 @@ func runPrices(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
+	q := commands.PricesQuery{GPU: *gpu}
+	switch {
+	case len(rest) > 0 && *gpu != "":
+		// "--gpu rtx 4090" unquoted: the words after --gpu are the name.
+		q.GPU = strings.Join(append([]string{*gpu}, rest...), " ")
+	case len(rest) > 0:
 		return usagef("use --gpu NAME or --min-memory SIZE", "prices: unexpected argument %q", rest[0])
 	}
-	q := commands.PricesQuery{GPU: *gpu}
 	if *minMemory != "" {
 		if q.MinMemoryBytes, q.MinMemoryNote, err = commands.ParseMemory(*minMemory); err != nil {
 			return usagef("e.g. --min-memory 24GiB", "prices: --min-memory: %v", err)

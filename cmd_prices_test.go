@@ -158,6 +158,12 @@ func TestPricesCLI(t *testing.T) {
 			t.Errorf("--gpu %q lists nothing", name)
 		}
 	}
+	// Unquoted, as people type it: the words after --gpu are the name.
+	for _, o := range listing("--gpu", "rtx", "4090") {
+		if o.GPU != "GeForce RTX 4090" {
+			t.Errorf("--gpu rtx 4090 lists %s", o.GPU)
+		}
+	}
 	// The GPUs of 2025-26 appear, each with a dated source.
 	all := listing()
 	seen := map[string]bool{}

@@ -333,7 +333,7 @@ func offerTable(title string, offers []pricing.Offer) reply.Section {
 	}
 	s := reply.Section{Title: title, Code: []reply.Code{{Text: wrappedTable(header, "instance, region", rows, where, priceTableWidth)}}}
 	if more := len(offers) - maxPriceRows; more > 0 {
-		s.Text = fmt.Sprintf("The %d cheapest of %d; --json lists all.", maxPriceRows, len(offers))
+		s.Text = fmt.Sprintf("The first %d of %d; --json lists all.", maxPriceRows, len(offers))
 	}
 	return s
 }

@@ -230,7 +230,7 @@ func TestPricesLongListIsCut(t *testing.T) {
 	if rows := strings.Count(table, "\n") - 1; rows != 25 {
 		t.Errorf("table has %d rows, want 25", rows)
 	}
-	if !strings.Contains(r.Sections[0].Text, "The 25 cheapest of 40") {
+	if !strings.Contains(r.Sections[0].Text, "The first 25 of 40") {
 		t.Errorf("section text %q does not say the table is cut", r.Sections[0].Text)
 	}
 }

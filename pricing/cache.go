@@ -503,6 +503,9 @@ func (b *Book) Offers(ctx context.Context) ([]Offer, []SourceStatus, error) {
 	return l.Offers, l.Sources, nil
 }
 
+// noPricesNote is FindOffers' line when no price can be read at all.
+const noPricesNote = "prices unavailable: neither the price cache nor the offline snapshot could be read (logged)"
+
 // FindOffers ranks the cached offers against req (see Rank) and returns
 // them with provenance lines: where the prices come from, their age, any
 // fallback, and the utilisation cost to finish assumes. It never fails: with
@@ -510,7 +513,10 @@ func (b *Book) Offers(ctx context.Context) ([]Offer, []SourceStatus, error) {
 func (b *Book) FindOffers(ctx context.Context, req Requirement) ([]Offer, []string) {
 	l, err := b.requestListing(ctx)
 	if err != nil {
-		return nil, []string{"prices unavailable: " + err.Error()}
+		// The detail (store and snapshot errors) is for the log; the line
+		// reaches users, in Slack too.
+		b.log.WarnContext(ctx, "price lookup failed", "err", err)
+		return nil, []string{noPricesNote}
 	}
 	notes := l.Notes
 	if req.TrainFLOPs > 0 {

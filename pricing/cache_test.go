@@ -332,6 +332,9 @@ func TestNoPricesAtAll(t *testing.T) {
 		if len(offers) != 0 || len(notes) != 1 || !strings.HasPrefix(notes[0], "prices unavailable: ") {
 			t.Errorf("FindOffers = %v, %q; want none and one line saying why", offers, notes)
 		}
+		if strings.Contains(notes[0], "corrupt") || strings.Contains(notes[0], "6379") {
+			t.Errorf("FindOffers note %q shows internal detail to users", notes[0])
+		}
 	}
 }
 

@@ -17,10 +17,10 @@ import (
 )
 
 // SkyPilotCatalogURL is the raw-file address SkyPilot clients read a cloud's
-// catalog from (pricing.md §2.2); %s is the cloud ("lambda", "vast", ...).
+// catalog from (docs/pricing.md §2.2); %s is the cloud ("lambda", "vast", ...).
 const SkyPilotCatalogURL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/%s/vms.csv"
 
-// SkyPilotDefaultClouds are the small SkyPilot catalogs pricing.md §6
+// SkyPilotDefaultClouds are the small SkyPilot catalogs docs/pricing.md §6
 // recommends for breadth: Shadeform (many neoclouds), Vast and Lambda.
 var SkyPilotDefaultClouds = []string{"shadeform", "vast", "lambda"}
 
