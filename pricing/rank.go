@@ -34,10 +34,10 @@ const (
 //     fresher whole-instance offer anywhere in offers; when it has none, the
 //     old offer is ranked and its RankNote says so.
 //   - An instance with more GPUs than the plan needs is ranked only when it
-//     costs less than every fitting offer of exactly the needed count (spot
-//     compared with spot, on-demand with on-demand), and its RankNote says
-//     so: a one-GPU plan is not sent to a 2× box that merely has a lower
-//     $/GPU-hour.
+//     costs less than every fitting offer of exactly the needed count that is
+//     at least as fresh (spot compared with spot, on-demand with on-demand),
+//     and its RankNote says so: a one-GPU plan is not sent to a 2× box that
+//     merely has a lower $/GPU-hour.
 //   - Fresh offers (AgeDays <= StaleAfterDays) come before stale ones, and
 //     those before outdated ones; within that, cheapest first, where
 //     "cheapest" is the instance $/h, or the cost to finish when
@@ -71,8 +71,8 @@ func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 
 	bestOnDemand := make(map[string]ranked)
 	bestSpot := make(map[string]ranked)
-	requested := make(map[bool]ranked)    // by spot; the requested GPU's best, oversized boxes included
-	exact := cheapestExact(fitting, need) // by spot
+	requested := make(map[bool]ranked) // by spot; the requested GPU's best, oversized boxes included
+	exact := cheapestExact(fitting, need)
 	for _, r := range fitting {
 		if r.offer.GPUKey == req.RequestedGPU {
 			if cur, ok := requested[r.offer.Spot]; !ok || r.less(cur) {
@@ -80,11 +80,10 @@ func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 			}
 		}
 		if r.offer.GPUCount > need {
-			cheapest, ok := exact[r.offer.Spot]
-			if ok && cheapest <= r.cost {
+			if exact.undercuts(r) {
 				continue
 			}
-			r.offer.RankNote = joinNotes(r.offer.RankNote, oversizedNote(r.offer.GPUCount, need))
+			r.offer.RankNote = joinNotes(r.offer.RankNote, oversizedNote(r.offer, need))
 		}
 		best := bestOnDemand
 		if r.offer.Spot {
@@ -141,26 +140,58 @@ func recentGPUs(offers []Offer) map[string]bool {
 	return recent
 }
 
-// cheapestExact is, for spot and for on-demand, the lowest cost of a
-// fitting offer with exactly the needed number of GPUs.
-func cheapestExact(fitting []ranked, need int) map[bool]float64 {
-	out := make(map[bool]float64)
+// exactCosts is the lowest cost of a fitting offer with exactly the needed
+// number of GPUs, by spot or not and freshness tier.
+type exactCosts map[exactClass]float64
+
+type exactClass struct {
+	spot bool
+	tier int
+}
+
+func cheapestExact(fitting []ranked, need int) exactCosts {
+	out := make(exactCosts)
 	for _, r := range fitting {
 		if r.offer.GPUCount != need {
 			continue
 		}
-		if c, ok := out[r.offer.Spot]; !ok || r.cost < c {
-			out[r.offer.Spot] = r.cost
+		k := exactClass{r.offer.Spot, tier(r.offer)}
+		if c, ok := out[k]; !ok || r.cost < c {
+			out[k] = r.cost
 		}
 	}
 	return out
 }
 
-func oversizedNote(count, need int) string {
-	if need == 1 {
-		return fmt.Sprintf("rents %d GPUs: cheaper than any single-GPU offer that fits", count)
+// undercuts reports an exact-size offer at least as fresh as r that costs
+// no more: r, a bigger box, is then not worth ranking. Fresher tiers count
+// because r ranks after all of them anyway; staler ones do not, because r
+// ranks before them.
+func (e exactCosts) undercuts(r ranked) bool {
+	for t := tierFresh; t <= tier(r.offer); t++ {
+		if c, ok := e[exactClass{r.offer.Spot, t}]; ok && c <= r.cost {
+			return true
+		}
 	}
-	return fmt.Sprintf("rents %d GPUs: cheaper than any %d-GPU offer that fits", count, need)
+	return false
+}
+
+// oversizedNote says why a bigger box than the plan needs is ranked.
+func oversizedNote(o Offer, need int) string {
+	size := "single-GPU"
+	if need > 1 {
+		size = fmt.Sprintf("%d-GPU", need)
+	}
+	var than string
+	switch tier(o) {
+	case tierFresh:
+		than = "any fresh " + size + " offer"
+	case tierStale:
+		than = fmt.Sprintf("any %s offer at most %d days old", size, UnrankedAfterDays)
+	default:
+		than = "any " + size + " offer"
+	}
+	return fmt.Sprintf("rents %d GPUs: cheaper than %s that fits", o.GPUCount, than)
 }
 
 func joinNotes(a, b string) string {

@@ -243,7 +243,7 @@ func TestRankWholeInstances(t *testing.T) {
 			market: []pricing.Offer{offer("RTX3090", 2, 0.33, false), offer("RTX4090", 1, 0.34, false), offer("L4", 1, 0.70, false)},
 			req:    pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 1},
 			want: []string{
-				"RTX3090 2x $0.33 (rents 2 GPUs: cheaper than any single-GPU offer that fits)",
+				"RTX3090 2x $0.33 (rents 2 GPUs: cheaper than any fresh single-GPU offer that fits)",
 				"RTX4090 1x $0.34", "L4 1x $0.70",
 			},
 		},
@@ -258,8 +258,30 @@ func TestRankWholeInstances(t *testing.T) {
 			market: []pricing.Offer{offer("H100-SXM", 8, 31.92, false), offer("A100-80GB", 8, 11.12, false)},
 			req:    pricing.Requirement{MemoryPerGPUBytes: 70 * gib, GPUCount: 1},
 			want: []string{
-				"A100-80GB 8x $11.12 (rents 8 GPUs: cheaper than any single-GPU offer that fits)",
-				"H100-SXM 8x $31.92 (rents 8 GPUs: cheaper than any single-GPU offer that fits)",
+				"A100-80GB 8x $11.12 (rents 8 GPUs: cheaper than any fresh single-GPU offer that fits)",
+				"H100-SXM 8x $31.92 (rents 8 GPUs: cheaper than any fresh single-GPU offer that fits)",
+			},
+		},
+		{
+			// Fresh offers rank first, so a fresh box is judged against fresh
+			// single-GPU offers; the cheaper stale one follows it.
+			name:   "a fresh 2x box against a cheaper stale single-GPU box",
+			market: []pricing.Offer{offer("B200", 2, 9.41, false), aged(offer("B200", 1, 6.99, false), 72), offer("H200", 1, 2.65, false)},
+			req:    pricing.Requirement{MemoryPerGPUBytes: 150 * gib, GPUCount: 1},
+			want: []string{
+				"B200 2x $9.41 (rents 2 GPUs: cheaper than any fresh single-GPU offer that fits)",
+			},
+		},
+		{
+			name: "a stale 2x box is judged against single-GPU boxes at least as fresh",
+			market: []pricing.Offer{
+				aged(offer("RTX3090", 2, 0.30, false), 60), aged(offer("RTX3090", 2, 0.33, false), 90), offer("RTX4090", 1, 0.34, false),
+				aged(offer("L40S", 2, 0.50, false), 45), offer("L4", 1, 0.45, false),
+			},
+			req: pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 1},
+			want: []string{
+				"RTX4090 1x $0.34", "L4 1x $0.45", // the stale 2x L40S costs more than both: not ranked
+				"RTX3090 2x $0.30 (rents 2 GPUs: cheaper than any single-GPU offer at most 180 days old that fits)",
 			},
 		},
 		{
