@@ -112,3 +112,19 @@ func TestEmbeddedRankingSweep(t *testing.T) {
 		t.Errorf("only %d sizes had a fresh offer to check", checked)
 	}
 }
+
+// BenchmarkRankSnapshot ranks the whole embedded snapshot for one /vram
+// answer, as a request does.
+func BenchmarkRankSnapshot(b *testing.B) {
+	emb := source.Embedded()
+	book := pricing.NewBook(store.NewMemory(), []pricing.Source{emb}, emb, pricing.WithLogger(quiet))
+	l, err := book.Listing(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	gpus := catalog.GPUs()
+	req := pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 1, RequestedGPU: "A100-80GB"}
+	for b.Loop() {
+		pricing.Rank(l.Offers, req, gpus)
+	}
+}

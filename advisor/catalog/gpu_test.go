@@ -385,3 +385,11 @@ func FuzzNormalizeGPU(f *testing.F) {
 		SuggestGPU(name)
 	})
 }
+
+// BenchmarkNormalizeGPU is one provider row's GPU name: a catalog refresh
+// maps thousands (SkyPilot's AWS file has ~10,000 rows).
+func BenchmarkNormalizeGPU(b *testing.B) {
+	for b.Loop() {
+		NormalizeGPU("NVIDIA H100 80GB HBM3", 80, "p5.48xlarge sxm")
+	}
+}
