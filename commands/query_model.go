@@ -35,6 +35,9 @@ func looksLikeModel(tok string) bool {
 	if !hub.ValidName(ref) || len(ref) < 3 {
 		return false
 	}
+	if settingValue(ref) {
+		return false
+	}
 	head := strings.ToLower(strings.FieldsFunc(ref, func(r rune) bool { return r == '-' || r == '.' || r == '_' })[0])
 	if _, alias := keyAliases[head]; alias || slices.Contains(queryKeys, head) {
 		return false
@@ -53,6 +56,18 @@ func looksLikeModel(tok string) bool {
 		digit = digit || unicode.IsDigit(r)
 	}
 	return longest >= 3 && (digit || strings.ContainsAny(ref, "-."))
+}
+
+// settingValue reports whether s is a value of one of the query's
+// settings ("mxfp4", "llama.cpp", "adamw-8bit"): those are never models.
+func settingValue(s string) bool {
+	norm := strings.ReplaceAll(strings.ToLower(s), "_", "-")
+	for _, e := range []queryEnum{precisionEnum, optimEnum, offloadEnum, targetsEnum, attnEnum, kvEnum, engineEnum, frameworkEnum} {
+		if _, ok := e.values[norm]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // gpuTypo reports whether a model-looking word is nearer a GPU than any

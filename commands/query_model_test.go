@@ -17,7 +17,7 @@ func TestLooksLikeModel(t *testing.T) {
 		"qwen3-coder-30b-a3b": true, "gpt-oss": true, "kimi-k2": true, "deepseek-r1": true, "phi-4": true,
 		"qwen3:8b": true, "yi-34b": true, "gemma3": true, "mistral-small-3.2": true,
 		"acme/../x": false, "zzzzzz": false, "please": false, "0": false, "seq-4k": false, "bs-4": false,
-		"ab1": false, "lora": false, "x/": false, "a:b:c": false, "4k": false,
+		"ab1": false, "adamw-8bit": false, "paged-adamw-8bit": false, "fp8-e4m3": false, "lora": false, "x/": false, "a:b:c": false, "4k": false,
 	} {
 		if got := looksLikeModel(tok); got != want {
 			t.Errorf("looksLikeModel(%q) = %v, want %v", tok, got, want)
