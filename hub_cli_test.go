@@ -12,20 +12,13 @@ import (
 	"github.com/vrambot/vrambot/hub/hubtest"
 )
 
-// hubOnlyConfig is Qwen/Qwen3-8B's config.json (shape keys) under a repo
-// name that no catalog holds.
-const hubOnlyConfig = `{"architectures": ["Qwen3ForCausalLM"], "head_dim": 128, "hidden_size": 4096,
- "intermediate_size": 12288, "max_position_embeddings": 40960, "model_type": "qwen3",
- "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
- "tie_word_embeddings": false, "vocab_size": 151936}`
-
 const hubOnlyRepo = "vrambot-test/Hubonly-8B"
 
 func newFakeHub(t *testing.T) *hubtest.Server {
 	fake := hubtest.New(t)
-	fake.Add(hubtest.Model{ID: hubOnlyRepo, Config: []byte(hubOnlyConfig), Downloads: 3,
+	fake.Add(hubtest.Model{ID: hubOnlyRepo, Config: []byte(hubtest.Qwen3Config), Downloads: 3,
 		Safetensors: &hub.Safetensors{Parameters: map[string]int64{"BF16": 8_190_735_360}, Total: 8_190_735_360}})
-	fake.Add(hubtest.Model{ID: "vrambot-test/Gated-Model", Config: []byte(hubOnlyConfig), Gated: true})
+	fake.Add(hubtest.Model{ID: "vrambot-test/Gated-Model", Config: []byte(hubtest.Qwen3Config), Gated: true})
 	fake.Add(hubtest.Model{ID: "vrambot-test/Garbage-Model", Config: []byte("<html>not json</html>")})
 	return fake
 }
@@ -113,7 +106,7 @@ func TestCLIConfigFile(t *testing.T) {
 	path := filepath.Join(dir, "config.json")
 	big := filepath.Join(t.TempDir(), "big.json")
 	bad := filepath.Join(t.TempDir(), "bad.json")
-	for p, data := range map[string]string{path: hubOnlyConfig, big: strings.Repeat(" ", 2<<20), bad: `{"hidden_size": 4096}`} {
+	for p, data := range map[string]string{path: hubtest.Qwen3Config, big: strings.Repeat(" ", 2<<20), bad: `{"hidden_size": 4096}`} {
 		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +135,7 @@ func TestCLIConfigFile(t *testing.T) {
 	if got.Workload.Model != "Private-8B" || got.Workload.Params < 8e9 || got.GPU.Key != "H100-SXM" || got.Estimate.KVCacheBytes <= 0 {
 		t.Errorf("got %+v", got)
 	}
-	if code, stdout, _ := runCLI(t, hubEnv, hubOnlyConfig, "vram", "--config", "-", "lora", "4090"); code != 0 || !strings.Contains(stdout, "config.json · LoRA") {
+	if code, stdout, _ := runCLI(t, hubEnv, hubtest.Qwen3Config, "vram", "--config", "-", "lora", "4090"); code != 0 || !strings.Contains(stdout, "config.json · LoRA") {
 		t.Errorf("stdin config: exit %d %.200s", code, stdout)
 	}
 	if code, _, _ := runCLI(t, hubEnv, "", "vram", "--config", path); code != 0 {

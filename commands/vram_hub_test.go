@@ -18,19 +18,12 @@ import (
 // The resolver is the production ModelResolver.
 var _ commands.ModelResolver = (*models.Resolver)(nil)
 
-// hubConfig is Qwen/Qwen3-8B's config.json (shape keys), served under a
-// repo name the catalog does not hold.
-const hubConfig = `{"architectures": ["Qwen3ForCausalLM"], "head_dim": 128, "hidden_size": 4096,
- "intermediate_size": 12288, "max_position_embeddings": 40960, "model_type": "qwen3",
- "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
- "tie_word_embeddings": false, "vocab_size": 151936}`
-
 func hubDeps(t testing.TB, cache models.Cache) (commands.VRAMDeps, *hubtest.Server) {
 	t.Helper()
 	fake := hubtest.New(t)
-	fake.Add(hubtest.Model{ID: "acme/Hubonly-8B", Config: []byte(hubConfig), Downloads: 10,
+	fake.Add(hubtest.Model{ID: "acme/Hubonly-8B", Config: []byte(hubtest.Qwen3Config), Downloads: 10,
 		Safetensors: &hub.Safetensors{Parameters: map[string]int64{"BF16": 8_190_735_360}, Total: 8_190_735_360}})
-	fake.Add(hubtest.Model{ID: "acme/Gated-8B", Config: []byte(hubConfig), Gated: true})
+	fake.Add(hubtest.Model{ID: "acme/Gated-8B", Config: []byte(hubtest.Qwen3Config), Gated: true})
 	c, err := hub.New(hub.Options{Endpoint: fake.URL, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +56,7 @@ func TestVRAMHubModel(t *testing.T) {
 }
 
 func TestVRAMWithConfig(t *testing.T) {
-	r, err := commands.VRAMWithConfig(t.Context(), "inference h100 seq=4096 bs=2", []byte(hubConfig), "Private-8B", commands.VRAMDeps{})
+	r, err := commands.VRAMWithConfig(t.Context(), "inference h100 seq=4096 bs=2", []byte(hubtest.Qwen3Config), "Private-8B", commands.VRAMDeps{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,11 +16,6 @@ import (
 	"github.com/vrambot/vrambot/internal/errs"
 )
 
-const qwenConfig = `{"architectures": ["Qwen3ForCausalLM"], "head_dim": 128, "hidden_size": 4096,
- "intermediate_size": 12288, "max_position_embeddings": 40960, "model_type": "qwen3",
- "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
- "tie_word_embeddings": false, "vocab_size": 151936}`
-
 func newClient(t *testing.T, endpoint, token string, timeout time.Duration) *hub.Client {
 	t.Helper()
 	c, err := hub.New(hub.Options{Endpoint: endpoint, Token: token, Timeout: timeout})
@@ -32,11 +27,11 @@ func newClient(t *testing.T, endpoint, token string, timeout time.Duration) *hub
 
 func fakeHub(t *testing.T) *hubtest.Server {
 	fake := hubtest.New(t)
-	fake.Add(hubtest.Model{ID: "acme/Open-8B", Config: []byte(qwenConfig),
+	fake.Add(hubtest.Model{ID: "acme/Open-8B", Config: []byte(hubtest.Qwen3Config),
 		Safetensors: &hub.Safetensors{Parameters: map[string]int64{"BF16": 8_190_735_360}, Total: 8_190_735_360}})
-	fake.Add(hubtest.Model{ID: "acme/Gated-8B", Config: []byte(qwenConfig), Gated: true})
-	fake.Add(hubtest.Model{ID: "acme/Ungranted-8B", Config: []byte(qwenConfig), Gated: true, Ungranted: true})
-	fake.Add(hubtest.Model{ID: "acme/Private-8B", Config: []byte(qwenConfig), Private: true})
+	fake.Add(hubtest.Model{ID: "acme/Gated-8B", Config: []byte(hubtest.Qwen3Config), Gated: true})
+	fake.Add(hubtest.Model{ID: "acme/Ungranted-8B", Config: []byte(hubtest.Qwen3Config), Gated: true, Ungranted: true})
+	fake.Add(hubtest.Model{ID: "acme/Private-8B", Config: []byte(hubtest.Qwen3Config), Private: true})
 	fake.Add(hubtest.Model{ID: "acme/Weights-GGUF"})
 	fake.Rename("acme/Old-8B", "acme/Open-8B")
 	return fake
@@ -190,7 +185,7 @@ func TestTokenStaysOnTheHub(t *testing.T) {
 	var elsewhereAuth []string
 	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		elsewhereAuth = append(elsewhereAuth, r.Header.Get("Authorization"))
-		_, _ = io.WriteString(w, qwenConfig)
+		_, _ = io.WriteString(w, hubtest.Qwen3Config)
 	}))
 	defer elsewhere.Close()
 	fake := fakeHub(t)
@@ -298,8 +293,8 @@ func TestParseInfo(t *testing.T) {
 
 func TestSearch(t *testing.T) {
 	fake := fakeHub(t)
-	fake.Add(hubtest.Model{ID: "unsloth/Open-8B", Config: []byte(qwenConfig), Downloads: 10})
-	fake.Add(hubtest.Model{ID: "acme/Open-8B-Extra", Config: []byte(qwenConfig), Downloads: 5000})
+	fake.Add(hubtest.Model{ID: "unsloth/Open-8B", Config: []byte(hubtest.Qwen3Config), Downloads: 10})
+	fake.Add(hubtest.Model{ID: "acme/Open-8B-Extra", Config: []byte(hubtest.Qwen3Config), Downloads: 5000})
 	c := newClient(t, fake.URL, "", time.Second)
 	hits, err := c.Search(t.Context(), "open-8b")
 	if err != nil {

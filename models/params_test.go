@@ -6,11 +6,12 @@ import (
 
 	"github.com/vrambot/vrambot/advisor/hfconfig"
 	"github.com/vrambot/vrambot/hub"
+	"github.com/vrambot/vrambot/hub/hubtest"
 	"github.com/vrambot/vrambot/models"
 )
 
 func TestParamsFromHub(t *testing.T) {
-	m, _, err := hfconfig.Read([]byte(openConfig), "acme/Open-8B")
+	m, _, err := hfconfig.Read([]byte(hubtest.Qwen3Config), "acme/Open-8B")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestSizeInName(t *testing.T) {
 }
 
 func TestFromConfigAndName(t *testing.T) {
-	res, err := models.FromConfig([]byte(openConfig), "Open-8B")
+	res, err := models.FromConfig([]byte(hubtest.Qwen3Config), "Open-8B")
 	if err != nil || res.Source != models.SourceFile || res.Model.NumLayers != 36 || res.Name() != "Open-8B" {
 		t.Fatalf("FromConfig = %+v, %v", res, err)
 	}

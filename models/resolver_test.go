@@ -20,22 +20,13 @@ import (
 	"github.com/vrambot/vrambot/store/storetest"
 )
 
-// openConfig is Qwen/Qwen3-8B's config.json (shape keys), served under
-// repo names the catalog does not hold.
-const openConfig = `{"architectures": ["Qwen3ForCausalLM"], "head_dim": 128, "hidden_size": 4096,
- "intermediate_size": 12288, "max_position_embeddings": 40960, "model_type": "qwen3",
- "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
- "tie_word_embeddings": false, "vocab_size": 151936}`
-
-const openParams = 8_190_735_360 // its Hub safetensors total
-
 func newFake(t *testing.T) *hubtest.Server {
 	fake := hubtest.New(t)
-	st := &hub.Safetensors{Parameters: map[string]int64{"BF16": openParams}, Total: openParams}
-	fake.Add(hubtest.Model{ID: "acme/Open-8B", Config: []byte(openConfig), Safetensors: st, Downloads: 900})
-	fake.Add(hubtest.Model{ID: "mirror/Open-8B", Config: []byte(openConfig), Downloads: 12})
-	fake.Add(hubtest.Model{ID: "acme/Open-8B-Extra", Config: []byte(openConfig), Downloads: 5000})
-	fake.Add(hubtest.Model{ID: "acme/Gated-13B", Config: []byte(openConfig), Gated: true})
+	st := &hub.Safetensors{Parameters: map[string]int64{"BF16": hubtest.Qwen3Params}, Total: hubtest.Qwen3Params}
+	fake.Add(hubtest.Model{ID: "acme/Open-8B", Config: []byte(hubtest.Qwen3Config), Safetensors: st, Downloads: 900})
+	fake.Add(hubtest.Model{ID: "mirror/Open-8B", Config: []byte(hubtest.Qwen3Config), Downloads: 12})
+	fake.Add(hubtest.Model{ID: "acme/Open-8B-Extra", Config: []byte(hubtest.Qwen3Config), Downloads: 5000})
+	fake.Add(hubtest.Model{ID: "acme/Gated-13B", Config: []byte(hubtest.Qwen3Config), Gated: true})
 	fake.Add(hubtest.Model{ID: "acme/Broken-8B", Config: []byte(`{"model_type": "llama", "hidden_size": 4096}`)})
 	fake.Add(hubtest.Model{ID: "acme/Weights-8B-GGUF"})
 	return fake
@@ -155,7 +146,7 @@ func TestAGiveUpDoesNotFailOthers(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := r.Resolve(impatient, "acme/Open"); done <- err }()
 	time.Sleep(10 * time.Millisecond)
-	fake.Add(hubtest.Model{ID: "acme/Open", Config: []byte(openConfig)})
+	fake.Add(hubtest.Model{ID: "acme/Open", Config: []byte(hubtest.Qwen3Config)})
 	if res, err := r.Resolve(t.Context(), "acme/Open"); err != nil || res.Source != models.SourceHub {
 		t.Errorf("patient caller: %v %+v", err, res.Source)
 	}

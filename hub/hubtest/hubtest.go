@@ -22,6 +22,18 @@ import (
 	"github.com/vrambot/vrambot/hub"
 )
 
+// Qwen3Config is the shape keys of Qwen/Qwen3-8B's config.json (as
+// vendored by ai-dynamo/aiconfigurator, model_configs/Qwen--Qwen3-8B_config.json),
+// whose Hub safetensors total is Qwen3Params (docs/architectures.md).
+// Tests serve it under repo names no catalog holds.
+const Qwen3Config = `{"architectures": ["Qwen3ForCausalLM"], "head_dim": 128, "hidden_size": 4096,
+ "intermediate_size": 12288, "max_position_embeddings": 40960, "model_type": "qwen3",
+ "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
+ "tie_word_embeddings": false, "vocab_size": 151936}`
+
+// Qwen3Params is Qwen/Qwen3-8B's Hub safetensors total.
+const Qwen3Params = 8_190_735_360
+
 // Token is the token the fake accepts; gated models grant it access
 // unless Model.Ungranted is set.
 const Token = "hf_test_token_accepted_by_the_fake"
