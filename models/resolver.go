@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -94,7 +95,15 @@ type Options struct {
 type Resolver struct {
 	opts   Options
 	flight singleflight.Group
+
+	// remembered is when this process last logged each repo as recent
+	// (lower-case id → time.Time), so a busy model costs one log write per
+	// rememberEvery, not one per answer.
+	remembered sync.Map
 }
+
+// rememberEvery is how stale the recent-models log may be per repo.
+const rememberEvery = time.Minute
 
 // New returns a Resolver.
 func New(opts Options) *Resolver {
@@ -457,6 +466,11 @@ func (r *Resolver) remember(ctx context.Context, repo string) {
 	if r.opts.Cache == nil {
 		return
 	}
+	now := r.opts.Now()
+	if last, ok := r.remembered.Load(strings.ToLower(repo)); ok && now.Sub(last.(time.Time)) < rememberEvery {
+		return
+	}
+	r.remembered.Store(strings.ToLower(repo), now)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cacheTimeout)
 	defer cancel()
 	if err := r.opts.Cache.Append(cctx, recentLog, []byte(repo), RecentLen); err != nil {

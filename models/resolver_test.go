@@ -426,3 +426,20 @@ func TestHubErrorsNeverShowTheToken(t *testing.T) {
 		}
 	}
 }
+
+// TestRecentWritesAreThrottled: a model answered over and over is logged
+// as recent once per minute, not once per answer.
+func TestRecentWritesAreThrottled(t *testing.T) {
+	fake := newFake(t)
+	cache := store.NewMemory()
+	r := newResolver(t, fake, cache)
+	for range 5 {
+		if _, err := r.Resolve(t.Context(), "acme/Open-8B"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := cache.Entries(t.Context(), "hub:recent", 0)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("%d recent-log entries for 5 answers, want 1 (%v)", len(entries), err)
+	}
+}
