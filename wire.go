@@ -11,6 +11,7 @@ import (
 	"github.com/vrambot/vrambot/commands"
 	"github.com/vrambot/vrambot/config"
 	"github.com/vrambot/vrambot/digest"
+	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/pricing/source"
 	"github.com/vrambot/vrambot/reply"
@@ -23,6 +24,7 @@ type app struct {
 	store  store.Store
 	book   *pricing.Book
 	events *digest.EventLog
+	models *models.Resolver
 	log    *slog.Logger
 }
 
@@ -48,16 +50,34 @@ func newApp(e env, log *slog.Logger) (*app, error) {
 		return nil, &usageError{reason: "VRAMBOT_PRICE_SOURCES: " + err.Error(), hint: "e.g. embedded,gpuhunt:aws,azure"}
 	}
 	book := pricing.NewBook(st, sources, source.Embedded(), pricing.WithLogger(log))
-	return &app{cfg: cfg, store: st, book: book, events: digest.NewEventLog(st), log: log}, nil
+	resolver, err := newModelResolver(cfg, st, log, cliHubTimeout)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &app{cfg: cfg, store: st, book: book, events: digest.NewEventLog(st), models: resolver, log: log}, nil
 }
 
 func (a *app) Close() error { return a.store.Close() }
 
 // commandSet adapts the commands package to the bot's Commands interface.
-type commandSet struct{ offers commands.OfferFinder }
+type commandSet struct {
+	offers commands.OfferFinder
+	models commands.ModelResolver
+}
 
 func (c commandSet) VRAM(ctx context.Context, query string) (reply.Reply, error) {
-	return commands.VRAM(ctx, query, c.offers)
+	return commands.VRAM(ctx, query, c.deps())
+}
+
+// VRAMConfig answers a mention that attached a config.json (bot.ConfigVRAM);
+// fileName is the file's name as uploaded.
+func (c commandSet) VRAMConfig(ctx context.Context, query string, config []byte, fileName string) (reply.Reply, error) {
+	return commands.VRAMWithConfig(ctx, query, config, models.ConfigName(fileName, config), c.deps())
+}
+
+func (c commandSet) deps() commands.VRAMDeps {
+	return commands.VRAMDeps{Models: c.models, Offers: c.offers}
 }
 
 func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bool) {

@@ -394,6 +394,9 @@ const (
 	maxLineRunes = 300
 )
 
+// cell keeps a table cell on one line and short (maxCellRunes).
+func cell(s string) string { return cellOf(s, maxCellRunes) }
+
 // cellOf keeps a table cell on one line and at most limit runes.
 func cellOf(s string, limit int) string {
 	if s == "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
 	"github.com/vrambot/vrambot/advisor/plan"
+	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 )
@@ -64,14 +65,43 @@ type VRAMScaleOut struct {
 // on a button value.
 const ShareActionID = "share"
 
+// VRAMDeps are VRAM's collaborators. A nil field means none: models from
+// the catalog (and sizes) only, no prices.
+type VRAMDeps struct {
+	Models ModelResolver
+	Offers OfferFinder
+}
+
 // VRAM answers a /vram query: the memory breakdown, fits or not, the staged
-// fixes and the best-priced GPUs that fit the plan. The error is non-nil only
-// for bad input (a *QueryError, with a message meant for the user).
-func VRAM(ctx context.Context, query string, offers OfferFinder) (reply.Reply, error) {
-	q, err := ParseQuery(query)
+// fixes and the best-priced GPUs that fit the plan. The error is bad input
+// (a *QueryError, with a message meant for the user) or a model that could
+// not be resolved (the resolver's error, with its kind: not found, or the
+// Hub unavailable).
+func VRAM(ctx context.Context, query string, deps VRAMDeps) (reply.Reply, error) {
+	return vram(ctx, query, nil, deps)
+}
+
+// VRAMWithConfig answers query for the model a Hugging Face config.json
+// describes (vrambot vram --config, a config.json attached in Slack); name
+// is how the reply calls it (models.ConfigName). The query names no model.
+// A config that cannot be read is an errs.Invalid error naming the key.
+func VRAMWithConfig(ctx context.Context, query string, config []byte, name string, deps VRAMDeps) (reply.Reply, error) {
+	res, err := models.FromConfig(config, name)
 	if err != nil {
 		return reply.Reply{}, err
 	}
+	r, err := vram(ctx, query, &res, deps)
+	// The share button re-runs its query text, which does not carry the file.
+	r.Actions = nil
+	return r, err
+}
+
+func vram(ctx context.Context, query string, preset *models.Resolution, deps VRAMDeps) (reply.Reply, error) {
+	q, err := ParseQueryWith(ctx, query, deps.Models, preset)
+	if err != nil {
+		return reply.Reply{}, err
+	}
+	offers := deps.Offers
 	w := memory.Resolve(q.Workload)
 	est := memory.Estimate(w)
 	fit, headroom := memory.Assess(est, q.GPU)
