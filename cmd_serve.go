@@ -27,13 +27,19 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := a.cfg.ValidateServe(); err != nil {
 		return &usageError{reason: "configuration: " + err.Error(), hint: "see README, Configuration"}
 	}
+	// Slack answers Hub lookups after the ack, so serve waits longer than the CLI.
+	if a.models, err = newModelResolver(a.cfg, a.store, log, serveHubTimeout); err != nil {
+		return err
+	}
+	cmds := commandSet{offers: a.book, models: a.models}
 	srv, err := bot.New(bot.Config{
 		BotToken:      a.cfg.SlackBotToken.Value(),
 		SigningSecret: a.cfg.SlackSigningSecret.Value(),
 		AppToken:      a.cfg.SlackAppToken.Value(),
 		APIURL:        a.cfg.SlackAPIURL,
 	}, bot.Deps{
-		Commands:  commandSet{offers: a.book},
+		Commands:  cmds,
+		Configs:   cmds,
 		Store:     a.store,
 		RecordOOM: recordOOM(a.events),
 		Logger:    log,
