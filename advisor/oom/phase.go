@@ -390,6 +390,9 @@ func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 		return PhaseLoad, "TGI warmup"
 	case rep.Extra["subphase"] == "prefill" || rep.Extra["subphase"] == "decode":
 		return PhaseGenerate, "TGI " + rep.Extra["subphase"].(string) + " span"
+	case strings.Contains(sc.text, "Request failed during generation"):
+		// TGI's router relays a generation request's failure so.
+		return PhaseGenerate, "TGI: \"Request failed during generation\""
 	case rep.Extra["stack"] == "text-generation-inference" && reTGIShardStart.MatchString(sc.text):
 		// A shard that cannot start failed while loading its weights.
 		return PhaseLoad, "TGI shard failed to start"
