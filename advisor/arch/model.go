@@ -54,7 +54,7 @@ type Model struct {
 	// ComputeParams to reproduce the published parameter totals.
 
 	Aliases        []string `json:"aliases,omitempty"`
-	Norm           string   `json:"norm,omitempty"`            // rmsnorm (weight only) or layernorm (weight and bias)
+	Norm           string   `json:"norm,omitempty"`            // rmsnorm (weight only), layernorm (weight and bias), layernorm-nobias, none
 	Position       string   `json:"position,omitempty"`        // rope, learned (an embedding table) or relative (T5 buckets)
 	QKVBias        bool     `json:"qkv_bias,omitempty"`        // biases on the q, k, v projections only (Qwen2)
 	LinearBias     bool     `json:"linear_bias,omitempty"`     // biases on every linear layer (GPT-2, BERT, OPT, Phi-2)

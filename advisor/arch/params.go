@@ -93,10 +93,15 @@ func (b *ByGroup[T]) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// normParams is the size of one hidden-size normalisation layer.
+// normParams is the size of one hidden-size normalisation layer: weight
+// and bias for "layernorm", none for the parameter-free LayerNorm of OLMo 1
+// ("none"), a weight otherwise (RMSNorm, Cohere's bias-free LayerNorm).
 func (m Model) normParams() int64 {
-	if m.Norm == "layernorm" {
+	switch m.Norm {
+	case "layernorm":
 		return 2 * int64(m.HiddenSize)
+	case "none":
+		return 0
 	}
 	return int64(m.HiddenSize)
 }
@@ -119,6 +124,21 @@ func (m Model) MLPParams() int64 {
 // uniform shape.
 func (m Model) LayerParams() int64 {
 	return m.layerParams(m.uniformGroup())
+}
+
+// MeanLayerParams is the parameters of an average decoder layer (the
+// uniform layer's for a uniform model): what training the last few layers
+// of a stack trains per layer.
+func (m Model) MeanLayerParams() int64 {
+	if len(m.Groups) == 0 {
+		return m.LayerParams()
+	}
+	var n, l int64
+	for _, g := range m.Groups {
+		n += int64(g.Layers) * m.layerParams(g)
+		l += int64(g.Layers)
+	}
+	return n / max(1, l)
 }
 
 // EmbeddingParams is the input token embedding table (V × h).

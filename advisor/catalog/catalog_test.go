@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"testing"
 )
@@ -253,4 +254,80 @@ func FuzzLookup(f *testing.F) {
 		SuggestGPU(s)
 		SuggestModel(s)
 	})
+}
+
+// indexEntry is one row of models/index.json (models/SOURCES.md).
+type indexEntry struct {
+	File                  string `json:"file"`
+	HFID                  string `json:"hf_id"`
+	Name                  string `json:"name"`
+	PublishedParams       int64  `json:"published_params"`
+	PublishedActiveParams int64  `json:"published_active_params"`
+	// ActiveExcludesVision: the published active count is the text
+	// tower's (Llama 4), while ActiveParams keeps the vision tower.
+	ActiveExcludesVision bool `json:"active_excludes_vision"`
+	ParamsSource          string `json:"params_source"`
+}
+
+func readIndex(t *testing.T) []indexEntry {
+	t.Helper()
+	data, err := os.ReadFile("models/index.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Models []indexEntry `json:"models"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Models
+}
+
+// TestEmbeddedConfigsReproducePublishedParams is the parameter-count table:
+// every catalog model read from its config.json reproduces its published
+// total (the Hub's safetensors count unless the source says otherwise)
+// within 0.5%, and its published active count for a mixture of experts.
+// Each row names its source; rows without a published total say why.
+func TestEmbeddedConfigsReproducePublishedParams(t *testing.T) {
+	const tolerance = 0.005
+	var worst float64
+	var worstName string
+	checked := 0
+	for _, e := range readIndex(t) {
+		m, ok := LookupModel(e.HFID)
+		if !ok || m.Name != e.Name {
+			t.Errorf("%s: LookupModel(%q) = %q, %v", e.File, e.HFID, m.Name, ok)
+			continue
+		}
+		if e.PublishedParams == 0 {
+			if e.ParamsSource == "" {
+				t.Errorf("%s: no published count and no reason given", e.Name)
+			}
+			t.Logf("%-30s %16d  computed only: %s", e.Name, m.Params, e.ParamsSource)
+			continue
+		}
+		checked++
+		rel := math.Abs(float64(m.Params)/float64(e.PublishedParams) - 1)
+		if rel > worst {
+			worst, worstName = rel, e.Name
+		}
+		t.Logf("%-30s %16d  published %16d  %+.3f%%  (%s)", e.Name, m.Params, e.PublishedParams, 100*(float64(m.Params)/float64(e.PublishedParams)-1), e.ParamsSource)
+		if rel > tolerance {
+			t.Errorf("%s: %d parameters, published %d (%s): off by %.2f%%", e.Name, m.Params, e.PublishedParams, e.ParamsSource, 100*rel)
+		}
+		if e.PublishedActiveParams > 0 {
+			active := m.ActiveParams()
+			if e.ActiveExcludesVision {
+				active -= m.VisionParams
+			}
+			if rel := math.Abs(float64(active)/float64(e.PublishedActiveParams) - 1); rel > tolerance {
+				t.Errorf("%s: %d active parameters, published %d: off by %.2f%%", e.Name, active, e.PublishedActiveParams, 100*rel)
+			}
+		}
+	}
+	if checked < 25 {
+		t.Errorf("only %d catalog models have a published count", checked)
+	}
+	t.Logf("worst: %s %.4f%% over %d models", worstName, 100*worst, checked)
 }
