@@ -265,8 +265,8 @@ type indexEntry struct {
 	PublishedActiveParams int64  `json:"published_active_params"`
 	// ActiveExcludesVision: the published active count is the text
 	// tower's (Llama 4), while ActiveParams keeps the vision tower.
-	ActiveExcludesVision bool `json:"active_excludes_vision"`
-	ParamsSource          string `json:"params_source"`
+	ActiveExcludesVision bool   `json:"active_excludes_vision"`
+	ParamsSource         string `json:"params_source"`
 }
 
 func readIndex(t *testing.T) []indexEntry {
