@@ -210,25 +210,39 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
+// TestModelForSize: a bare size takes the nearest real model's shape
+// (7b and 8b: Llama-3.1-8B's 32 layers and 8 KV heads × 128; 70b:
+// Llama-3.3-70B's 80 layers) and adds up to the size.
 func TestModelForSize(t *testing.T) {
 	tests := []struct {
-		params       int64
-		hidden, kv   int
-		layersAround int
+		params             int64
+		hidden, kv, layers int
+		vocab              int
 	}{
-		{7e9, 4096, 32, 32}, {13e9, 5120, 40, 40}, {70e9, 8192, 8, 80}, {350e6, 1024, 16, 22},
+		{7e9, 4096, 8, 32, 128256}, {8e9, 4096, 8, 32, 128256}, {13e9, 5120, 8, 40, 151936},
+		{70e9, 8192, 8, 80, 128256}, {350e6, 960, 5, 32, 49152}, {1.5e9, 2048, 8, 28, 151936},
 	}
 	for _, tt := range tests {
 		m := ModelForSize(tt.params)
-		if !m.Scaled || m.Params != tt.params || m.HiddenSize != tt.hidden || m.NumKVHeads != tt.kv {
-			t.Errorf("ModelForSize(%d) = %+v", tt.params, m)
+		if !m.Scaled || m.Params != tt.params || m.HiddenSize != tt.hidden || m.NumKVHeads != tt.kv || m.NumLayers != tt.layers || m.VocabSize != tt.vocab {
+			t.Errorf("ModelForSize(%d): hidden %d, %d KV heads, %d layers, vocab %d", tt.params, m.HiddenSize, m.NumKVHeads, m.NumLayers, m.VocabSize)
 		}
-		if d := m.NumLayers - tt.layersAround; d < -2 || d > 2 {
-			t.Errorf("ModelForSize(%d) layers = %d, want about %d", tt.params, m.NumLayers, tt.layersAround)
-		}
-		// The made-up shapes must add up to the requested size within 5%.
-		if r := float64(m.ComputeParams()) / float64(tt.params); r < 0.95 || r > 1.05 {
+		// The made-up shapes add up to the requested size within 1%.
+		if r := float64(m.ComputeParams()) / float64(tt.params); r < 0.99 || r > 1.01 {
 			t.Errorf("ModelForSize(%d): shapes give %d params", tt.params, m.ComputeParams())
+		}
+	}
+	// Far beyond the ladder the depth grows instead of the width.
+	if m := ModelForSize(1.8e12); m.NumLayers <= 126 || m.IntermediateSize != 53248 {
+		t.Errorf("1.8T: %d layers, width %d", m.NumLayers, m.IntermediateSize)
+	}
+	// 8b at 32k tokens × 8 sequences: a current 8B model's 32 GiB KV cache.
+	if kv := ModelForSize(8e9).KVCacheBytes(32768, 8, 2); kv != 32<<30 {
+		t.Errorf("8b KV at 32k×8 = %.1f GiB, want 32", kv/(1<<30))
+	}
+	for _, name := range sizeLadder {
+		if m, ok := LookupModel(name); !ok || m.NumKVHeads >= m.NumAttentionHeads || m.IsMoE() {
+			t.Errorf("size ladder model %s missing or not a dense GQA model", name)
 		}
 	}
 }

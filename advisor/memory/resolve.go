@@ -85,8 +85,9 @@ func resolve(w Workload, record bool) Workload {
 		w.Model = m
 	}
 	if w.Model.Scaled {
-		note("no published architecture for %s: scaled a Llama-style one (hidden %d, %d layers, %d heads, %d KV heads, vocab %d)",
-			catalog.FormatSize(w.Model.Params), w.Model.HiddenSize, w.Model.NumLayers, w.Model.NumAttentionHeads, w.Model.NumKVHeads, w.Model.VocabSize)
+		m := w.Model
+		note("no published architecture for %s: assumed today's typical shape (%d layers, hidden %d, GQA with %d query / %d KV heads × %d, SwiGLU width %d, vocab %d): the %s",
+			catalog.FormatSize(m.Params), m.NumLayers, m.HiddenSize, m.NumAttentionHeads, m.NumKVHeads, m.HeadDim, m.IntermediateSize, m.VocabSize, m.Source)
 	}
 	w.Params = w.Model.Params
 	if w.ModelName == "" {
