@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -344,4 +345,59 @@ func TestEmbeddedConfigsReproducePublishedParams(t *testing.T) {
 		t.Errorf("only %d catalog models have a published count", checked)
 	}
 	t.Logf("worst: %s %.4f%% over %d models", worstName, 100*worst, checked)
+}
+
+// TestLookupVariantsOfCurrentModels: fine-tunes, re-releases and quantised
+// repos of a catalog model resolve to it where the name says so, and a
+// quantisation ending marks the checkpoint's storage.
+func TestLookupVariantsOfCurrentModels(t *testing.T) {
+	tests := []struct{ in, name, quant string }{
+		{"qwen3-8b", "Qwen3-8B", ""}, {"Qwen/Qwen3-8B", "Qwen3-8B", ""}, {"Qwen/Qwen3-8B-AWQ", "Qwen3-8B", "int4"},
+		{"Qwen/Qwen3-8B-FP8", "Qwen3-8B", "fp8"}, {"unsloth/Qwen3-8B-unsloth-bnb-4bit", "Qwen3-8B", "nf4"},
+		{"Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen3-30B-A3B", ""}, {"Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen3-Next-80B-A3B", ""},
+		{"llama-3.3-70b", "Llama-3.3-70B", ""}, {"meta-llama/Llama-3.3-70B-Instruct", "Llama-3.3-70B", ""},
+		{"RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "Llama-3.3-70B", "fp8"},
+		{"NousResearch/Hermes-3-Llama-3.1-8B", "Llama-3.1-8B", ""},
+		{"gpt-oss-20b", "gpt-oss-20b", "mxfp4"}, {"openai/gpt-oss-120b", "gpt-oss-120b", "mxfp4"},
+		{"deepseek-ai/DeepSeek-R1-0528", "DeepSeek-R1", "fp8"}, {"deepseek-v3", "DeepSeek-V3", "fp8"},
+		{"moonshotai/Kimi-K2-Instruct-0905", "Kimi-K2", "fp8"}, {"google/gemma-2-9b-it", "Gemma-2-9B", ""},
+		{"microsoft/phi-4", "Phi-4", ""}, {"llama-4-scout", "Llama-4-Scout-17B-16E", ""},
+		{"meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama-4-Scout-17B-16E", ""},
+		{"TheBloke/Llama-2-7B-Chat-GPTQ", "Llama-2-7B", "int4"}, {"mistralai/Mistral-7B-Instruct-v0.3", "Mistral-7B-v0.1", ""},
+	}
+	for _, tt := range tests {
+		m, ok := LookupModel(tt.in)
+		got := ""
+		if m.Quant != nil {
+			got = m.Quant.Method
+		}
+		if !ok || m.Name != tt.name || got != tt.quant {
+			t.Errorf("LookupModel(%q) = %q (quant %q), %v; want %q (quant %q)", tt.in, m.Name, got, ok, tt.name, tt.quant)
+		}
+	}
+	for _, bad := range []string{"gemma-3-27b", "google/gemma-3-27b-it", "phi-5", "qwen4-8b", "llama-9-7b", "some-org/totally-new-model", strings.Repeat("a", 300)} {
+		if m, ok := LookupModel(bad); ok {
+			t.Errorf("LookupModel(%q) = %q, want not found", bad, m.Name)
+		}
+	}
+	// The catalog's own rows are never modified by a name's quantisation.
+	if m, _ := LookupModel("qwen3-8b"); m.Quant != nil {
+		t.Errorf("qwen3-8b gained a quantisation: %+v", m.Quant)
+	}
+}
+
+// TestSuggestModelRespectsGenerationAndSize: "did you mean" keeps the
+// family, generation and size; otherwise it offers nothing.
+func TestSuggestModelRespectsGenerationAndSize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"gemma-3-27b", ""}, {"phi-4-reasoning", ""}, {"phi-5", ""}, {"qwen4-8b", ""}, {"llama-5-70b", ""},
+		{"lama-3.3-70b", "llama-3.3-70b"}, {"qwen3-9b", "qwen3-8b"}, {"qwen2.5-15b", "qwen2.5-14b"},
+		{"gemma-2-28b", "gemma-2-27b"}, {"deepsek-v3", "deepseek-v3"}, {"gpt-os-20b", "gpt-oss-20b"},
+		{"mistral-7b-v5", ""}, {"Qwen/Qwen3-9B", "qwen3-8b"},
+	}
+	for _, tt := range tests {
+		if got := SuggestModel(tt.in); got != tt.want {
+			t.Errorf("SuggestModel(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
 }

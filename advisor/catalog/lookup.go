@@ -48,45 +48,34 @@ func LookupGPU(s string) (GPU, bool) {
 
 // LookupModel finds a model by catalog name, alias or Hugging Face id, ignoring
 // case: "llama-2-7b", "meta-llama/Llama-2-7b-hf" and its "-chat-hf" variant
-// all give Llama-2-7B. Fine-tuned variants (-chat, -instruct, -it, -hf, -v0.x)
-// share the base architecture.
+// all give Llama-2-7B. Fine-tuned and re-packaged variants share the base
+// architecture where the name says so: endings such as -instruct, -it,
+// -thinking, -2507 or -v0.3 are dropped ("Qwen/Qwen3-30B-A3B-Instruct-2507"),
+// a catalog name inside a longer one is found ("NousResearch/Hermes-3-
+// Llama-3.1-8B"), and a quantisation ending (-AWQ, -GPTQ-Int4, -FP8,
+// -bnb-4bit, -NVFP4) marks the returned model's checkpoint storage
+// (Model.Quant, its Source saying it came from the name).
 func LookupModel(s string) (Model, bool) {
-	for _, c := range modelCandidates(s) {
+	if len(s) > maxLookupInput {
+		return Model{}, false
+	}
+	base, quant := modelCandidates(s)
+	for _, c := range base {
 		if i, ok := modelIdx[compact(c)]; ok {
 			m := modelList[i]
 			m.Aliases = slices.Clone(m.Aliases)
+			if quant != nil && m.Quant == nil {
+				m.Quant = quant
+			}
 			return m, true
 		}
 	}
 	return Model{}, false
 }
 
-// variantSuffixes are name endings of fine-tuned or re-packaged checkpoints
-// that keep the base architecture.
-var variantSuffixes = []string{"-hf", "-chat", "-instruct", "-it", "-v0.1", "-v0.2", "-v0.3", "-2407"}
-
-// modelCandidates lists the spellings to try, most specific first: the
-// input, the part after the organisation, then with variant suffixes removed.
-func modelCandidates(s string) []string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.NewReplacer(" ", "-", "_", "-").Replace(s)
-	out := []string{s}
-	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		s = s[i+1:]
-		out = append(out, s)
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, suf := range variantSuffixes {
-			if t, ok := strings.CutSuffix(s, suf); ok && t != "" {
-				s = t
-				out = append(out, s)
-				changed = true
-			}
-		}
-	}
-	return out
-}
+// maxLookupInput bounds a model name: the Hub limits repo ids to 96
+// characters of name after the organisation.
+const maxLookupInput = 200
 
 // compact is the lookup key: lower case with spaces, dashes and underscores
 // removed, so "RTX 4090", "rtx-4090" and "rtx4090" meet.
@@ -125,15 +114,27 @@ func SuggestGPU(s string) string {
 	return nearestName(s, names)
 }
 
-// SuggestModel returns the model alias closest to s, or "" when nothing is close.
+// SuggestModel returns the catalog alias a mistyped model name most likely
+// means, or "" when nothing in the catalog is a real match: the letters may
+// be misspelt, but the generation and version numbers must be the same and
+// the size close (modelNameMatches), so "gemma-3-27b" is never offered
+// "gemma-2b" and "phi-4" never "phi-2".
 func SuggestModel(s string) string {
-	var names []string
-	for _, m := range modelList {
-		names = append(names, m.Aliases...)
-	}
 	s = strings.ToLower(strings.TrimSpace(s))
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
 		s = s[i+1:]
+	}
+	if s == "" || len(s) > maxSuggestInput {
+		return ""
+	}
+	want := parseModelName(s)
+	var names []string
+	for _, m := range modelList {
+		for _, a := range m.Aliases {
+			if modelNameMatches(want, parseModelName(a)) {
+				names = append(names, a)
+			}
+		}
 	}
 	return nearestName(s, names)
 }
