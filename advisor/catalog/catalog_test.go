@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -363,7 +364,8 @@ func TestLookupVariantsOfCurrentModels(t *testing.T) {
 		{"moonshotai/Kimi-K2-Instruct-0905", "Kimi-K2", "fp8"}, {"google/gemma-2-9b-it", "Gemma-2-9B", ""},
 		{"microsoft/phi-4", "Phi-4", ""}, {"llama-4-scout", "Llama-4-Scout-17B-16E", ""},
 		{"meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama-4-Scout-17B-16E", ""},
-		{"TheBloke/Llama-2-7B-Chat-GPTQ", "Llama-2-7B", "int4"}, {"mistralai/Mistral-7B-Instruct-v0.3", "Mistral-7B-v0.1", ""},
+		{"TheBloke/Llama-2-7B-Chat-GPTQ", "Llama-2-7B", "int4"}, {"mistralai/Mistral-7B-Instruct-v0.3", "Mistral-7B-v0.3", ""},
+		{"mistralai/Mistral-7B-Instruct-v0.2", "Mistral-7B-v0.1", ""}, {"Qwen/Qwen3.5-35B-A3B-FP8", "Qwen3.5-35B-A3B", "fp8"},
 	}
 	for _, tt := range tests {
 		m, ok := LookupModel(tt.in)
@@ -398,6 +400,29 @@ func TestSuggestModelRespectsGenerationAndSize(t *testing.T) {
 	for _, tt := range tests {
 		if got := SuggestModel(tt.in); got != tt.want {
 			t.Errorf("SuggestModel(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestConfigModelsMatchTheirNames is the weaker check for catalog models
+// without a published count: the total read from the config is between
+// 90% and 130% of the size in the name, which rounds down and leaves out
+// MTP modules and vision towers (Nemotron-3-Nano-30B-A3B is 31.6B,
+// Ministral-3-3B 3.4B of text and a 0.4B vision tower). Names that give
+// experts (Mixtral-8x22B, Llama-4-Scout-17B-16E) are skipped. It catches a
+// misread family, not a small slip.
+func TestConfigModelsMatchTheirNames(t *testing.T) {
+	for _, e := range readIndex(t) {
+		if e.PublishedParams != 0 {
+			continue
+		}
+		want := parseModelName(e.Name).size
+		if want == 0 || regexp.MustCompile(`\d+x\d|-\d+E`).MatchString(e.Name) {
+			continue
+		}
+		m, _ := LookupModel(e.HFID)
+		if r := float64(m.Params) / want; r < 0.90 || r > 1.30 {
+			t.Errorf("%s: %d parameters, %.0f%% of the %.3gB its name says", e.Name, m.Params, 100*r, want/1e9)
 		}
 	}
 }

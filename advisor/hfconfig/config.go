@@ -231,3 +231,65 @@ func sortedKeys(m map[string]any) []string {
 	slices.Sort(out)
 	return out
 }
+
+// nonFiniteToNull replaces the NaN, Infinity and -Infinity literals that
+// Python's json module writes (Nemotron-H's time_step_limit) with null, so
+// strict JSON decoding accepts the file; text inside strings is untouched.
+func nonFiniteToNull(data []byte) []byte {
+	var out []byte // allocated on the first replacement only
+	inString, escaped := false, false
+	for i := 0; i < len(data); i++ {
+		b := data[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		default:
+			for _, lit := range nonFiniteLiterals {
+				if len(data)-i >= len(lit) && string(data[i:i+len(lit)]) == lit {
+					if out == nil {
+						out = append(make([]byte, 0, len(data)), data[:i]...)
+					}
+					out = append(out, "null"...)
+					i += len(lit) - 1
+					b = 0
+					break
+				}
+			}
+		}
+		if out != nil && b != 0 {
+			out = append(out, b)
+		}
+	}
+	if out == nil {
+		return data
+	}
+	return out
+}
+
+var nonFiniteLiterals = []string{"-Infinity", "Infinity", "NaN"}
+
+// objects reads a list of objects (nil when absent or not such a list).
+func (c *config) objects(key string) []*config {
+	list, ok := c.raw[key].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]*config, 0, len(list))
+	for i, v := range list {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		out = append(out, &config{raw: m, where: fmt.Sprintf("%s[%d]", c.path(key), i), notes: c.notes, err: c.err})
+	}
+	return out
+}

@@ -10,8 +10,9 @@ import (
 
 // layerSpec is one decoder layer before grouping.
 type layerSpec struct {
-	attn arch.Attention
-	ffn  arch.FFN
+	attn  arch.Attention
+	ffn   arch.FFN
+	norms int
 }
 
 // readDecoder reads a decoder-only stack, layer by layer, then groups the
@@ -93,14 +94,14 @@ func (r *reader) readDecoder(c *config, mt string, fam family) arch.Model {
 		base = r.readMLA(c, heads, attnBias)
 	}
 
-	// FFN shape.
-	dense := c.optInt(r.defaultIntermediate(mt, h), "intermediate_size_mlp", "intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", "d_ff")
-	if dense == 0 {
+	// FFN shape: the dense width is required only if some layer is dense.
+	moe := r.readExperts(c, mt, fam, h, layers)
+	dense := c.optInt(r.defaultIntermediate(mt, h), "intermediate_size_mlp", "dense_intermediate_size", "intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", "d_ff")
+	if dense == 0 && moe.layers < layers {
 		dense = c.int("intermediate_size")
 	}
 	mlpBias := fam.linearBias || c.optBool(false, "mlp_bias") || (mt == "falcon" && c.optBool(false, "bias")) ||
 		(mt == "chatglm" && c.optBool(false, "add_bias_linear")) || mt == "gptj" || (mt == "starcoder2" && c.optBool(true, "use_bias"))
-	moe := r.readExperts(c, mt, fam, h)
 	if r.err != nil {
 		return arch.Model{}
 	}
@@ -133,16 +134,24 @@ func (r *reader) readDecoder(c *config, mt string, fam family) arch.Model {
 			f = moe.ffn
 			f.Bias = fam.expertBias
 		}
-		specs[i] = layerSpec{attn: a, ffn: f}
+		specs[i] = layerSpec{attn: a, ffn: f, norms: fam.norms}
+	}
+	if mt == "falcon" && c.optBool(false, "new_decoder_architecture") && c.optInt(2, "num_ln_in_parallel_attn") == 2 {
+		for i := range specs {
+			specs[i].norms = 2 // Falcon-40B/180B: ln_attn and ln_mlp
+		}
+	}
+	switch mt {
+	case "gemma4_text":
+		r.readGemma4(c, &m, specs, kinds, dense)
+	case "mimo_v2_flash":
+		r.readMiMoV2(c, specs, kinds)
 	}
 	if r.err != nil {
 		return arch.Model{}
 	}
 	norms := fam.norms
-	if mt == "falcon" && c.optBool(false, "new_decoder_architecture") && c.optInt(2, "num_ln_in_parallel_attn") == 2 {
-		norms = 2 // Falcon-40B/180B: ln_attn and ln_mlp
-	}
-	m.Groups = groupLayers(specs, norms)
+	m.Groups = groupLayers(specs)
 
 	// Uniform fields: the representative shape.
 	m.NumKVHeads, m.HeadDim = kv, hd
@@ -161,7 +170,7 @@ func (r *reader) readDecoder(c *config, mt string, fam family) arch.Model {
 	m.NormsPerLayer = norms
 	m.LMHeadBias = c.optBool(mt == "phi" || mt == "gptj", "lm_head_bias")
 
-	r.readMTP(c, fam, specs, norms, &m)
+	r.readMTP(c, fam, specs, &m)
 	r.describeDecoder(mt, m, kinds)
 	return m
 }
@@ -211,19 +220,19 @@ func (r *reader) readOPTBloom(c *config, mt string, m *arch.Model) {
 }
 
 // groupLayers merges identical layers into groups, in first-seen order.
-func groupLayers(specs []layerSpec, norms int) []arch.LayerGroup {
+func groupLayers(specs []layerSpec) []arch.LayerGroup {
 	var out []arch.LayerGroup
 	for _, s := range specs {
 		found := false
 		for i := range out {
-			if out[i].Attention == s.attn && out[i].FFN == s.ffn {
+			if out[i].Attention == s.attn && out[i].FFN == s.ffn && out[i].Norms == s.norms {
 				out[i].Layers++
 				found = true
 				break
 			}
 		}
 		if !found {
-			out = append(out, arch.LayerGroup{Layers: 1, Attention: s.attn, FFN: s.ffn, Norms: norms})
+			out = append(out, arch.LayerGroup{Layers: 1, Attention: s.attn, FFN: s.ffn, Norms: s.norms})
 		}
 	}
 	return out
@@ -249,8 +258,10 @@ func (r *reader) layerKinds(c *config, mt string, fam family, n int) []arch.Laye
 			case "linear_attention", "linear":
 				kinds[i] = arch.KindLinear
 			default:
-				c.fail("config.json %q has layer type %q, which vrambot cannot size", c.path("layer_types"), showValue(t))
-				return kinds
+				// Sparse or compressed variants of full attention
+				// (deepseek_sparse_attention, ...) cache like it.
+				kinds[i] = arch.KindFull
+				r.unknownLayerType(t)
 			}
 		}
 		return kinds
@@ -327,6 +338,14 @@ func (r *reader) layerKinds(c *config, mt string, fam family, n int) []arch.Laye
 	return kinds
 }
 
+// unknownLayerType notes a layer type read as full attention.
+func (r *reader) unknownLayerType(t string) {
+	n := fmt.Sprintf("layer type %q read as full attention (its cache is sized like one)", showValue(t))
+	if !slices.Contains(r.notes, n) {
+		r.notes = append(r.notes, n)
+	}
+}
+
 // readMLA reads multi-head latent attention (docs/architectures.md §6).
 func (r *reader) readMLA(c *config, heads int, bias bool) arch.Attention {
 	nope := c.int("qk_nope_head_dim")
@@ -392,13 +411,12 @@ func (e experts) isMoELayer(i int) bool { return i < len(e.isMoE) && e.isMoE[i] 
 // moe_layers (Llama 4), interleave_moe_layer_step (Llama 4),
 // first_k_dense_replace and moe_layer_freq (DeepSeek, GLM-4.5),
 // decoder_sparse_step and mlp_only_layers (Qwen2/3-MoE).
-func (r *reader) readExperts(c *config, mt string, fam family, h int) experts {
+func (r *reader) readExperts(c *config, mt string, fam family, h, layers int) experts {
 	var e experts
 	n := c.count(0, "num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
-	if n <= 1 {
+	if n <= 1 || (mt == "gemma4_text" && !c.optBool(false, "enable_moe_block")) {
 		return e
 	}
-	layers := c.int("num_hidden_layers", "n_layer", "num_layers", "n_layers")
 	f := arch.FFN{
 		Experts:            n,
 		ActiveExperts:      c.int("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_topk", "top_k_experts"),
@@ -416,23 +434,44 @@ func (r *reader) readExperts(c *config, mt string, fam family, h int) experts {
 	case c.has("shared_expert_intermediate_size"):
 		f.SharedIntermediate = c.count(0, "shared_expert_intermediate_size")
 		f.SharedGate = f.SharedIntermediate > 0
+	case c.has("moe_shared_expert_intermediate_size"), c.has("shared_intermediate_size") && c.has("n_shared_experts"):
+		f.SharedIntermediate = c.count(0, "n_shared_experts") * c.count(0, "moe_shared_expert_intermediate_size", "shared_intermediate_size")
+		if !c.has("n_shared_experts") {
+			f.SharedIntermediate = c.count(0, "moe_shared_expert_intermediate_size")
+		}
 	case c.has("n_shared_experts"):
 		f.SharedIntermediate = c.count(0, "n_shared_experts") * f.ExpertIntermediate
 	case fam.llama4Shared:
 		f.SharedIntermediate = f.ExpertIntermediate
+	}
+	if mt == "gemma4_text" {
+		f.ActiveExperts = c.int("top_k_experts")
+		f.RouterScale = true
 	}
 	e.ffn = f
 	e.isMoE = make([]bool, layers)
 	moeLayers := c.ints("moe_layers")
 	step := max(1, c.optInt(1, "interleave_moe_layer_step"))
 	firstDense := c.count(0, "first_k_dense_replace")
-	freq := max(1, c.optInt(1, "moe_layer_freq"))
+	// moe_layer_freq is a stride (DeepSeek) or a 0/1 flag per layer
+	// (MiniMax-M3, MiMo-V2); mlp_layer_types names each layer (GLM-5).
+	freqList := c.ints("moe_layer_freq")
+	freq := 1
+	if freqList == nil {
+		freq = max(1, c.optInt(1, "moe_layer_freq"))
+	}
+	mlpTypes := c.strings("mlp_layer_types")
 	sparseStep := max(1, c.optInt(1, "decoder_sparse_step"))
 	mlpOnly := c.ints("mlp_only_layers")
 	for i := range e.isMoE {
 		on := i >= firstDense && i%freq == 0 && (i+1)%sparseStep == 0 && (i+1)%step == 0 && !slices.Contains(mlpOnly, i)
-		if moeLayers != nil && c.has("moe_layers") {
+		switch {
+		case moeLayers != nil && c.has("moe_layers"):
 			on = slices.Contains(moeLayers, i)
+		case len(freqList) == layers:
+			on = freqList[i] != 0
+		case len(mlpTypes) == layers:
+			on = mlpTypes[i] != "dense"
 		}
 		e.isMoE[i] = on
 		if on {
@@ -445,7 +484,7 @@ func (r *reader) readExperts(c *config, mt string, fam family, h int) experts {
 // readMTP adds the multi-token-prediction modules the checkpoint ships:
 // each has the shape of the model's last layer (docs/architectures.md §0
 // rule 6).
-func (r *reader) readMTP(c *config, fam family, specs []layerSpec, norms int, m *arch.Model) {
+func (r *reader) readMTP(c *config, fam family, specs []layerSpec, m *arch.Model) {
 	n := fam.mtpAlways
 	own := fam.mtpOwnEmbeddings
 	switch {
@@ -458,7 +497,7 @@ func (r *reader) readMTP(c *config, fam family, specs []layerSpec, norms int, m 
 		return
 	}
 	last := specs[len(specs)-1]
-	m.MTP = &arch.MTP{LayerGroup: arch.LayerGroup{Layers: n, Attention: last.attn, FFN: last.ffn, Norms: norms}, OwnEmbeddings: own}
+	m.MTP = &arch.MTP{LayerGroup: arch.LayerGroup{Layers: n, Attention: last.attn, FFN: last.ffn, Norms: last.norms}, OwnEmbeddings: own}
 	if fam.mtpAlways > 0 && fam.mtpKey == "" {
 		r.note("%d multi-token-prediction block shipped in the checkpoint (mtp.*) counted in the parameters, not in the weights an engine loads", n)
 	} else {

@@ -9,6 +9,8 @@ const (
 	kindDecoder familyKind = iota
 	kindEncoder
 	kindEncoderDecoder
+	kindHybrid // Mamba-2 / attention / MLP blocks named by a pattern (Nemotron-H)
+	kindNAS    // per-layer block_configs (Llama-Nemotron NAS)
 )
 
 // family is what a model_type's modelling code does that its config.json
@@ -199,6 +201,19 @@ var families = map[string]family{
 			"num_experts_per_tok": 1.0, "num_local_experts": 16.0, "interleave_moe_layer_step": 1.0, "no_rope_layer_interval": 4.0,
 			"attention_chunk_size": 8192.0}
 	}),
+	// Xiaomi MiMo: Qwen2 layout with MTP layers that share the embedding;
+	// MiMo-V2: hybrid sliding/full attention with sinks (readMiMoV2).
+	"mimo": with(llamaLike, func(f *family) {
+		f.qkvBias, f.noOutBias, f.sliding, f.mtpKey = true, true, slideQwen, "num_nextn_predict_layers"
+	}),
+	"mimo_v2_flash": llamaLike,
+	// Gemma 4 (readGemma4): Gemma 3's layout with global layers of their own shape.
+	"gemma4_text": with(llamaLike, func(f *family) {
+		f.tied, f.mlp, f.norms, f.qkNorm, f.sliding = true, "geglu", 4, arch.QKNormHead, slideAll
+	}),
+	// Nemotron-H hybrids (readNemotronH).
+	"nemotron_h":   {kind: kindHybrid},
+	"nemotron-nas": {kind: kindNAS},
 	// Older decoders (memory-model.md; the catalog's shape rows).
 	"gpt2":     {norm: "layernorm", mlp: "gelu", norms: 2, tied: true, linearBias: true, position: "learned"},
 	"gpt_neox": {norm: "layernorm", mlp: "gelu", norms: 2, linearBias: true},

@@ -14,9 +14,10 @@ import (
 	"github.com/vrambot/vrambot/internal/errs"
 )
 
-// MaxConfigBytes bounds a config.json: the largest real ones (multimodal,
-// with long rope tables) are well under 64 KiB.
-const MaxConfigBytes = 1 << 20
+// MaxConfigBytes bounds a config.json: most are a few KiB, multimodal ones
+// with long rope tables tens of KiB, and the largest real one seen (a
+// quantised MiniMax-M3 listing every module it leaves out) 3 MiB.
+const MaxConfigBytes = 8 << 20
 
 // maxParams is 100 trillion parameters, ~50× the largest published model.
 const maxParams = 1e14
@@ -35,7 +36,7 @@ func Read(data []byte, repoID string) (m arch.Model, notes []string, err error) 
 		return arch.Model{}, nil, errs.New(errs.Invalid, "config.json is %d bytes, more than any real one (at most %d)", len(data), MaxConfigBytes)
 	}
 	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if err := json.Unmarshal(nonFiniteToNull(data), &raw); err != nil {
 		return arch.Model{}, nil, errs.Wrap(errs.Invalid, err, "config.json is not a JSON object")
 	}
 	if raw == nil {
@@ -121,6 +122,10 @@ func (r *reader) read(top *config) arch.Model {
 		m = r.readEncoder(text, mt, fam)
 	case kindEncoderDecoder:
 		m = r.readT5(text, mt, fam)
+	case kindHybrid:
+		m = r.readNemotronH(text, mt)
+	case kindNAS:
+		m = r.readDeciLM(text, mt)
 	default:
 		m = r.readDecoder(text, mt, fam)
 	}

@@ -3,6 +3,7 @@ package hfconfig
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/vrambot/vrambot/advisor/arch"
@@ -14,6 +15,15 @@ import (
 // the weights are counted at the compute dtype.
 func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
 	method := strings.ToLower(q.optString("", "quant_method"))
+	if method == "" {
+		// ModelOpt and llm-compressor files without the key.
+		switch {
+		case q.has("quant_algo"):
+			method = "modelopt"
+		case q.has("config_groups"):
+			method = "compressed-tensors"
+		}
+	}
 	var out *arch.Quantization
 	switch method {
 	case "fp8", "fbgemm_fp8":
@@ -59,6 +69,10 @@ func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
 	case "compressed-tensors", "compressed_tensors":
 		out = r.readCompressedTensors(q)
 	case "modelopt":
+		if q.sub("config_groups") != nil && !q.has("quant_algo") {
+			out = r.readCompressedTensors(q)
+			break
+		}
 		switch algo := strings.ToUpper(q.optString("", "quant_algo")); {
 		case strings.Contains(algo, "NVFP4"):
 			out = arch.NewQuantization("nvfp4", method, arch.NVFP4Bytes, arch.LinearGroups)
@@ -92,7 +106,7 @@ func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
 	if out == nil {
 		return nil
 	}
-	excluded := excludedGroups(q)
+	excluded := excludedGroups(q, m.NumLayers)
 	for _, g := range excluded {
 		out.BytesPerParam[g] = 0
 	}
@@ -128,63 +142,82 @@ func (r *reader) readCompressedTensors(q *config) *arch.Quantization {
 		r.note("compressed-tensors quantization_config without config_groups: weights counted at 16-bit")
 		return nil
 	}
+	// The group that targets every Linear layer, or else the one naming
+	// the most modules (mixed-precision files give each its own group).
+	var g *config
+	most := -1
 	for _, name := range sortedKeys(groups.raw) {
-		g := groups.sub(name)
-		if g == nil {
+		cand := groups.sub(name)
+		if cand == nil || cand.sub("weights") == nil {
 			continue
 		}
-		w := g.sub("weights")
-		if w == nil {
-			continue
+		targets := cand.strings("targets")
+		n := len(targets)
+		if slices.Contains(targets, "Linear") || targets == nil {
+			n = 1 << 30
 		}
-		bits := w.optInt(8, "num_bits")
-		typ := strings.ToLower(w.optString("int", "type"))
-		group := w.count(0, "group_size")
-		strategy := strings.ToLower(w.optString("", "strategy"))
-		format := strings.ToLower(q.optString("", "format"))
-		var out *arch.Quantization
-		switch {
-		case typ == "float" && bits == 4:
-			out = arch.NewQuantization("nvfp4", "compressed-tensors", arch.NVFP4Bytes, arch.LinearGroups)
-			out.Description = "compressed-tensors NVFP4 linear-layer weights (4.5 bits)"
-		case typ == "float" && bits == 8:
-			b := arch.FP8Bytes
-			if blk := w.ints("block_structure"); strategy == "block" && len(blk) == 2 && blk[0]*blk[1] > 0 {
-				b = 1 + 4/float64(blk[0]*blk[1])
-			}
-			out = arch.NewQuantization("fp8", "compressed-tensors", b, arch.LinearGroups)
-			out.Description = "compressed-tensors FP8 linear-layer weights"
-		default:
-			if strategy != "group" {
-				group = 0
-			}
-			out = arch.NewQuantization(fmt.Sprintf("int%d", bits), "compressed-tensors", arch.GroupwiseIntBytes(bits, group, !w.optBool(true, "symmetric")), arch.LinearGroups)
-			out.Description = fmt.Sprintf("compressed-tensors %d-bit integer linear-layer weights (%s), %s", bits, firstNonEmpty(format, "pack-quantized"), groupLabel(group))
+		if n > most {
+			g, most = cand, n
 		}
-		out.Bits, out.GroupSize = bits, group
-		if q.sub("kv_cache_scheme") != nil {
-			r.note("the checkpoint carries an FP8 KV-cache calibration (kv_cache_scheme): kv=fp8 suits it")
-		}
-		return out
 	}
-	r.note("compressed-tensors quantization_config without weight settings: weights counted at 16-bit")
-	return nil
+	if len(groups.raw) > 1 && g != nil {
+		r.note("the checkpoint mixes precisions (%d config_groups): sized by its widest group", len(groups.raw))
+	}
+	if g == nil {
+		r.note("compressed-tensors quantization_config without weight settings: weights counted at 16-bit")
+		return nil
+	}
+	w := g.sub("weights")
+	bits := w.optInt(8, "num_bits")
+	typ := strings.ToLower(w.optString("int", "type"))
+	group := w.count(0, "group_size")
+	strategy := strings.ToLower(w.optString("", "strategy"))
+	format := strings.ToLower(q.optString("", "format"))
+	var out *arch.Quantization
+	switch {
+	case typ == "float" && bits == 4 && (group == 32 || strings.Contains(strings.ToLower(g.optString(format, "format")), "mxfp4")):
+		out = arch.NewQuantization("mxfp4", "compressed-tensors", arch.MXFP4Bytes, arch.LinearGroups)
+		out.Description = "compressed-tensors MXFP4 linear-layer weights (4.25 bits)"
+	case typ == "float" && bits == 4:
+		out = arch.NewQuantization("nvfp4", "compressed-tensors", arch.NVFP4Bytes, arch.LinearGroups)
+		out.Description = "compressed-tensors NVFP4 linear-layer weights (4.5 bits)"
+	case typ == "float" && bits == 8:
+		b := arch.FP8Bytes
+		if blk := w.ints("block_structure"); strategy == "block" && len(blk) == 2 && blk[0]*blk[1] > 0 {
+			b = 1 + 4/float64(blk[0]*blk[1])
+		}
+		out = arch.NewQuantization("fp8", "compressed-tensors", b, arch.LinearGroups)
+		out.Description = "compressed-tensors FP8 linear-layer weights"
+	default:
+		if strategy != "group" {
+			group = 0
+		}
+		out = arch.NewQuantization(fmt.Sprintf("int%d", bits), "compressed-tensors", arch.GroupwiseIntBytes(bits, group, !w.optBool(true, "symmetric")), arch.LinearGroups)
+		out.Description = fmt.Sprintf("compressed-tensors %d-bit integer linear-layer weights (%s), %s", bits, firstNonEmpty(format, "pack-quantized"), groupLabel(group))
+	}
+	out.Bits, out.GroupSize = bits, group
+	if q.has("kv_cache_scheme") {
+		r.note("the checkpoint carries an FP8 KV-cache calibration (kv_cache_scheme): kv=fp8 suits it")
+	}
+	return out
 }
 
 // layerIndex finds a concrete layer number in a module pattern
-// ("model.layers.3.mlp"): such exclusions keep one layer in 16-bit, which
-// does not change the estimate's precision.
-var layerIndex = regexp.MustCompile(`layers\.\d+\.`)
+// ("model.layers.3.self_attn*").
+var layerIndex = regexp.MustCompile(`layers\.(\d+)[.*]`)
 
 // excludedGroups maps the modules a checkpoint leaves unquantised
 // (modules_to_not_convert, ignore, llm_int8_skip_modules,
-// exclude_modules) onto tensor groups.
-func excludedGroups(q *config) []arch.TensorGroup {
+// exclude_modules) onto tensor groups. A pattern for one layer counts
+// towards its group, which is kept in 16-bit when at least half of the
+// layers are listed (ModelOpt files list self_attn layer by layer).
+func excludedGroups(q *config, layers int) []arch.TensorGroup {
 	var patterns []string
 	for _, k := range []string{"modules_to_not_convert", "ignore", "llm_int8_skip_modules", "exclude_modules", "ignored_layers"} {
 		patterns = append(patterns, q.strings(k)...)
 	}
 	seen := map[arch.TensorGroup]bool{}
+	perLayer := map[arch.TensorGroup]map[string]bool{}
 	var out []arch.TensorGroup
 	add := func(g arch.TensorGroup) {
 		if !seen[g] {
@@ -194,27 +227,46 @@ func excludedGroups(q *config) []arch.TensorGroup {
 	}
 	for _, p := range patterns {
 		p = strings.ToLower(p)
-		if layerIndex.MatchString(p) {
+		g, ok := patternGroup(p)
+		if !ok {
 			continue
 		}
-		switch {
-		case strings.Contains(p, "embed"):
-			add(arch.TensorEmbedding)
-		case strings.Contains(p, "lm_head"):
-			add(arch.TensorLMHead)
-		case strings.Contains(p, "vis") || strings.Contains(p, "multi_modal") || strings.Contains(p, "mm_projector"):
-			add(arch.TensorVision)
-		case strings.Contains(p, "mtp"):
-			add(arch.TensorMTP)
-		case strings.Contains(p, "shared_expert"):
-			add(arch.TensorSharedExperts)
-		case strings.Contains(p, "router") || strings.HasSuffix(p, "mlp.gate") || strings.HasSuffix(p, ".gate"):
-			add(arch.TensorRouter)
-		case strings.Contains(p, "attn") || strings.Contains(p, "attention"):
-			add(arch.TensorAttention)
-		case strings.Contains(p, "expert"):
-			add(arch.TensorExperts)
+		if m := layerIndex.FindStringSubmatch(p); m != nil {
+			if perLayer[g] == nil {
+				perLayer[g] = map[string]bool{}
+			}
+			perLayer[g][m[1]] = true
+			if 2*len(perLayer[g]) >= max(1, layers) {
+				add(g)
+			}
+			continue
 		}
+		add(g)
 	}
 	return out
+}
+
+// patternGroup is the tensor group a module pattern names.
+func patternGroup(p string) (arch.TensorGroup, bool) {
+	switch {
+	case strings.Contains(p, "norm"):
+		return 0, false // norms (q_norm, input_layernorm) are never quantised
+	case strings.Contains(p, "embed_vision") || strings.Contains(p, "vis") || strings.Contains(p, "multi_modal") || strings.Contains(p, "mm_projector"):
+		return arch.TensorVision, true
+	case strings.Contains(p, "embed"):
+		return arch.TensorEmbedding, true
+	case strings.Contains(p, "lm_head"):
+		return arch.TensorLMHead, true
+	case strings.Contains(p, "mtp"):
+		return arch.TensorMTP, true
+	case strings.Contains(p, "shared_expert"):
+		return arch.TensorSharedExperts, true
+	case strings.Contains(p, "router") || p == "gate" || strings.HasSuffix(p, ".gate") || strings.Contains(p, "score_correction"):
+		return arch.TensorRouter, true
+	case strings.Contains(p, "attn") || strings.Contains(p, "attention"):
+		return arch.TensorAttention, true
+	case strings.Contains(p, "expert"):
+		return arch.TensorExperts, true
+	}
+	return 0, false
 }
