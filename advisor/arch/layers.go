@@ -86,15 +86,15 @@ type Attention struct {
 	RopeDim    int `json:"qk_rope_head_dim,omitempty"`
 
 	// Linear attention (KindLinear).
-	LinearType       string `json:"linear_type,omitempty"` // LinearGatedDeltaNet, LinearLightning
+	LinearType string `json:"linear_type,omitempty"` // LinearGatedDeltaNet, LinearLightning
 	// Gated DeltaNet: key/value heads and sizes. Mamba-2: value heads are
 	// mamba_num_heads of LinearValueDim (mamba_head_dim), LinearKeyHeads
 	// are n_groups of LinearKeyDim (ssm_state_size).
-	LinearKeyHeads   int    `json:"linear_key_heads,omitempty"`
-	LinearValueHeads int    `json:"linear_value_heads,omitempty"`
-	LinearKeyDim     int    `json:"linear_key_dim,omitempty"`
-	LinearValueDim   int    `json:"linear_value_dim,omitempty"`
-	ConvKernel       int    `json:"conv_kernel,omitempty"`
+	LinearKeyHeads   int `json:"linear_key_heads,omitempty"`
+	LinearValueHeads int `json:"linear_value_heads,omitempty"`
+	LinearKeyDim     int `json:"linear_key_dim,omitempty"`
+	LinearValueDim   int `json:"linear_value_dim,omitempty"`
+	ConvKernel       int `json:"conv_kernel,omitempty"`
 	// StateBytes is the fixed state one sequence keeps in this layer
 	// (convolution and recurrent state, in the dtypes the config sets).
 	StateBytes int64 `json:"state_bytes,omitempty"`
