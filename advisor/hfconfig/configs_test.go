@@ -374,3 +374,131 @@ func BenchmarkRead(b *testing.B) {
 		})
 	}
 }
+
+// TestOlderFamiliesReproduceTheCatalogRows: the catalog rows written as
+// shapes (../catalog/models.json, each with its published count and
+// source) are read back from config.json text in their family's own keys
+// (GPT-2's n_embd, OPT's ffn_dim, T5's d_kv, Falcon's multi_query, ...)
+// and give the same count.
+func TestOlderFamiliesReproduceTheCatalogRows(t *testing.T) {
+	data, err := os.ReadFile("../catalog/models.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Models []arch.Model `json:"models"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	families := map[string]int{}
+	for _, r := range doc.Models {
+		var cfg map[string]any
+		base := map[string]any{"hidden_size": r.HiddenSize, "num_hidden_layers": r.NumLayers, "num_attention_heads": r.NumAttentionHeads,
+			"intermediate_size": r.IntermediateSize, "vocab_size": r.VocabSize, "max_position_embeddings": r.MaxPositionEmbeddings,
+			"tie_word_embeddings": r.TieWordEmbeddings}
+		switch {
+		case r.Family == arch.FamilyEncoderDecoder:
+			cfg = map[string]any{"model_type": "t5", "d_model": r.HiddenSize, "d_ff": r.IntermediateSize, "d_kv": r.HeadDim,
+				"num_layers": r.NumLayers, "num_decoder_layers": r.NumDecoderLayers, "num_heads": r.NumAttentionHeads,
+				"vocab_size": r.VocabSize, "feed_forward_proj": "relu", "tie_word_embeddings": r.TieWordEmbeddings}
+		case r.Family == arch.FamilyEncoderOnly:
+			cfg = base
+			cfg["model_type"], cfg["type_vocab_size"] = "bert", r.TypeVocabSize
+		case strings.HasPrefix(r.Name, "GPT-2"):
+			cfg = map[string]any{"model_type": "gpt2", "n_embd": r.HiddenSize, "n_layer": r.NumLayers, "n_head": r.NumAttentionHeads,
+				"n_positions": r.MaxPositionEmbeddings, "vocab_size": r.VocabSize, "n_inner": nil}
+		case strings.HasPrefix(r.Name, "OPT"):
+			cfg = map[string]any{"model_type": "opt", "hidden_size": r.HiddenSize, "num_hidden_layers": r.NumLayers, "num_attention_heads": r.NumAttentionHeads,
+				"ffn_dim": r.IntermediateSize, "max_position_embeddings": r.MaxPositionEmbeddings, "vocab_size": r.VocabSize,
+				"word_embed_proj_dim": r.HiddenSize, "do_layer_norm_before": true}
+		case strings.HasPrefix(r.Name, "Falcon"):
+			cfg = map[string]any{"model_type": "falcon", "hidden_size": r.HiddenSize, "num_hidden_layers": r.NumLayers, "num_attention_heads": r.NumAttentionHeads,
+				"vocab_size": r.VocabSize, "multi_query": r.NumKVHeads == 1, "parallel_attn": true, "bias": false, "new_decoder_architecture": false}
+		case r.Name == "GPT-NeoX-20B" || strings.HasPrefix(r.Name, "StableLM"):
+			cfg = base
+			cfg["model_type"] = "gpt_neox"
+		case strings.HasPrefix(r.Name, "Phi-1") || r.Name == "Phi-2":
+			cfg = base
+			cfg["model_type"] = "phi"
+		case r.MLP == "geglu":
+			cfg = base
+			cfg["model_type"], cfg["head_dim"], cfg["num_key_value_heads"] = "gemma", r.HeadDim, r.NumKVHeads
+		case r.QKVBias:
+			cfg = base
+			cfg["model_type"], cfg["num_key_value_heads"] = "qwen2", r.NumKVHeads
+		case r.NumExperts > 1:
+			cfg = base
+			cfg["model_type"], cfg["num_key_value_heads"], cfg["num_local_experts"], cfg["num_experts_per_tok"] = "mixtral", r.NumKVHeads, r.NumExperts, r.ExpertsPerToken
+		default:
+			cfg = base
+			cfg["model_type"], cfg["num_key_value_heads"], cfg["head_dim"] = "llama", r.NumKVHeads, r.HeadDim
+			if r.SlidingWindow > 0 {
+				cfg["model_type"], cfg["sliding_window"] = "mistral", r.SlidingWindow
+			}
+		}
+		text, _ := json.Marshal(cfg)
+		m, _, err := hfconfig.Read(text, r.HFID)
+		if err != nil {
+			t.Errorf("%s: %v", r.Name, err)
+			continue
+		}
+		families[m.ModelType]++
+		if m.Params != r.Params {
+			t.Errorf("%s (%s): %d parameters from config.json, the row's published %d", r.Name, m.ModelType, m.Params, r.Params)
+		}
+		if m.KVCacheBytesPerToken() != r.KVCacheBytesPerToken() && m.Family != arch.FamilyEncoderOnly {
+			t.Errorf("%s: KV/token %d, row %d", r.Name, m.KVCacheBytesPerToken(), r.KVCacheBytesPerToken())
+		}
+	}
+	for _, f := range []string{"gpt2", "opt", "bert", "t5", "falcon", "gpt_neox", "phi", "gemma", "qwen2", "llama", "mistral"} {
+		if families[f] == 0 {
+			t.Errorf("no catalog row read as %s", f)
+		}
+	}
+}
+
+// gpt2Config is openai-community/gpt2's config.json as a public script
+// pastes it (search index id 22143934244); 124,439,808 parameters (the
+// catalog's GPT-2 row).
+const gpt2Config = `{"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1, "bos_token_id": 50256,
+ "embd_pdrop": 0.1, "eos_token_id": 50256, "initializer_range": 0.02, "layer_norm_epsilon": 1e-05, "model_type": "gpt2",
+ "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024, "resid_pdrop": 0.1, "summary_activation": null,
+ "summary_first_dropout": 0.1, "summary_proj_to_labels": true, "summary_type": "cls_index", "summary_use_proj": true,
+ "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}}, "vocab_size": 50257}`
+
+// glm45Air is zai-org/GLM-4.5-Air's shape as a public conversion script
+// writes its config.json (search index id 54377337437), without the
+// num_nextn_predict_layers key of the Hub file: docs/architectures.md §11
+// gives 106,852,251,264 runtime parameters and 13,424,129,664 active.
+const glm45Air = `{"architectures": ["Glm4MoeForCausalLM"], "attention_bias": true, "attention_dropout": 0.0, "pad_token_id": 151329,
+ "eos_token_id": [151329, 151336, 151338], "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096, "decoder_sparse_step": 1,
+ "initializer_range": 0.02, "intermediate_size": 10944, "max_position_embeddings": 131072, "model_type": "glm4_moe",
+ "moe_intermediate_size": 1408, "norm_topk_prob": true, "num_attention_heads": 96, "n_group": 1, "topk_group": 1,
+ "n_routed_experts": 128, "n_shared_experts": 1, "routed_scaling_factor": 1.0, "topk_method": "noaux_tc", "moe_router_dtype": "float32",
+ "num_experts_per_tok": 8, "first_k_dense_replace": 1, "num_hidden_layers": 46, "num_key_value_heads": 8, "partial_rotary_factor": 0.5,
+ "output_router_logits": false, "rms_norm_eps": 1e-5, "rope_scaling": null, "rope_theta": 10000, "router_aux_loss_coef": 0.001,
+ "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.54.0dev", "use_cache": true, "vocab_size": 151552}`
+
+func TestTranscribedConfigs(t *testing.T) {
+	tests := []struct {
+		name, id, cfg  string
+		params, active int64
+	}{
+		{"gpt2", "openai-community/gpt2", gpt2Config, 124_439_808, 124_439_808},
+		{"GLM-4.5-Air", "zai-org/GLM-4.5-Air", glm45Air, 106_852_251_264, 13_424_129_664},
+		// With its Hub file's one MTP layer (own embedding and head copies): the Hub total.
+		{"GLM-4.5-Air + MTP", "zai-org/GLM-4.5-Air", strings.TrimSuffix(glm45Air, "}") + `, "num_nextn_predict_layers": 1}`, 110_468_824_832, 13_424_129_664},
+		// PhiMoEConfig's defaults are microsoft/Phi-3.5-MoE-instruct (docs/architectures.md §9).
+		{"Phi-3.5-MoE (class defaults)", "microsoft/Phi-3.5-MoE-instruct", `{"model_type": "phimoe"}`, 41_873_153_344, 6_640_999_744},
+	}
+	for _, tt := range tests {
+		m, _, err := hfconfig.Read([]byte(tt.cfg), tt.id)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if m.Params != tt.params || m.ActiveParams() != tt.active {
+			t.Errorf("%s: %d parameters, %d active; want %d, %d", tt.name, m.Params, m.ActiveParams(), tt.params, tt.active)
+		}
+	}
+}
