@@ -166,6 +166,18 @@ func (m Model) Layers() []LayerGroup {
 	return []LayerGroup{m.uniformGroup()}
 }
 
+// NumLayerGroups and LayerGroupAt walk Layers without allocating, for the
+// estimator's hot loops.
+func (m Model) NumLayerGroups() int { return max(1, len(m.Groups)) }
+
+// LayerGroupAt is Layers()[i].
+func (m Model) LayerGroupAt(i int) LayerGroup {
+	if len(m.Groups) > 0 {
+		return m.Groups[i]
+	}
+	return m.uniformGroup()
+}
+
 // uniformGroup is the layer every layer of a uniform model is.
 func (m Model) uniformGroup() LayerGroup {
 	a := Attention{
@@ -264,22 +276,31 @@ func (m Model) AttentionGroups() []AttentionGroup {
 		add(AttentionGroup{Kind: KindFull, Layers: m.DecoderLayers(), KVHeads: m.NumKVHeads, HeadDim: m.HeadDim, VHeadDim: m.HeadDim})
 		return out
 	}
-	for _, l := range m.Layers() {
-		a := l.Attention
-		g := AttentionGroup{Kind: a.Kind, Layers: l.Layers}
-		switch {
-		case a.Kind == KindNone || a.SharesKV:
-			continue
-		case a.Kind == KindMLA:
-			g.KVHeads, g.HeadDim, g.LatentDim = 1, a.LatentDim(), a.LatentDim()
-		case a.Kind == KindLinear:
-			g.StateBytes = a.StateBytes
-		default:
-			g.KVHeads, g.HeadDim, g.VHeadDim, g.Window = a.KVHeads, a.HeadDim, a.vHeadDim(), a.Window
+	for i := range m.NumLayerGroups() {
+		if g, ok := m.CacheGroupAt(i); ok {
+			add(g)
 		}
-		add(g)
 	}
 	return out
+}
+
+// CacheGroupAt is the cache view of layer group i alone (false when its
+// layers keep no cache), for summing caches without merging groups.
+func (m Model) CacheGroupAt(i int) (AttentionGroup, bool) {
+	l := m.LayerGroupAt(i)
+	a := l.Attention
+	g := AttentionGroup{Kind: a.Kind, Layers: l.Layers}
+	switch {
+	case a.Kind == KindNone || a.SharesKV:
+		return g, false
+	case a.Kind == KindMLA:
+		g.KVHeads, g.HeadDim, g.LatentDim = 1, a.LatentDim(), a.LatentDim()
+	case a.Kind == KindLinear:
+		g.StateBytes = a.StateBytes
+	default:
+		g.KVHeads, g.HeadDim, g.VHeadDim, g.Window = a.KVHeads, a.HeadDim, a.vHeadDim(), a.Window
+	}
+	return g, true
 }
 
 // KVCacheBytes is the cache of batch sequences of seqLen tokens at
@@ -288,9 +309,18 @@ func (m Model) AttentionGroups() []AttentionGroup {
 // fixed state of linear-attention layers (whose dtype the config sets, so
 // elemBytes does not apply to it). docs/architectures.md, docs/vllm-kv.md.
 func (m Model) KVCacheBytes(seqLen, batch int, elemBytes float64) float64 {
+	if m.Family == FamilyEncoderDecoder || m.Family == FamilyEncoderOnly {
+		var n float64
+		for _, g := range m.AttentionGroups() {
+			n += g.CacheBytes(seqLen, batch, elemBytes)
+		}
+		return n
+	}
 	var n float64
-	for _, g := range m.AttentionGroups() {
-		n += g.CacheBytes(seqLen, batch, elemBytes)
+	for i := range m.NumLayerGroups() {
+		if g, ok := m.CacheGroupAt(i); ok {
+			n += g.CacheBytes(seqLen, batch, elemBytes)
+		}
 	}
 	return n
 }

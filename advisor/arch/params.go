@@ -337,7 +337,8 @@ func (m Model) ParamsByGroup() ByGroup[int64] {
 			p[TensorLMHead] += h*h + h
 		}
 	default:
-		for _, g := range m.Layers() {
+		for i := range m.NumLayerGroups() {
+			g := m.LayerGroupAt(i)
 			addLayers(g, int64(g.Layers))
 		}
 		p[TensorNorms] += m.normParams()
@@ -368,7 +369,8 @@ func (m Model) ComputeParams() int64 { return m.ParamsByGroup().Total() }
 // (experts − active) of each MoE layer.
 func (m Model) inactiveExpertParams() int64 {
 	var n int64
-	for _, g := range m.Layers() {
+	for i := range m.NumLayerGroups() {
+		g := m.LayerGroupAt(i)
 		f := g.FFN
 		if !f.IsMoE() || f.ActiveExperts <= 0 || f.ActiveExperts >= f.Experts {
 			continue

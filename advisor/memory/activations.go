@@ -47,16 +47,10 @@ type layerShape struct {
 	gated        bool
 }
 
-// layerShapes is the shape of each layer group (the uniform shape for
-// catalog rows written without groups).
-func layerShapes(m catalog.Model) []layerShape {
-	groups := m.Layers()
-	out := make([]layerShape, 0, len(groups))
-	for _, g := range groups {
-		out = append(out, shapeOf(m, g))
-	}
-	return out
-}
+// shapeAt is the shape of layer group i (the uniform shape for catalog
+// rows written without groups); with catalog.Model.NumLayerGroups it walks
+// the groups without allocating.
+func shapeAt(m catalog.Model, i int) layerShape { return shapeOf(m, m.LayerGroupAt(i)) }
 
 func shapeOf(m catalog.Model, g arch.LayerGroup) layerShape {
 	a, f := g.Attention, g.FFN
@@ -242,7 +236,7 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 	var total, largest, layers float64
 	switch {
 	case m.Family == catalog.FamilyEncoderDecoder:
-		ls := shapeOf(m, m.Layers()[0])
+		ls := shapeAt(m, 0)
 		enc, dec := blockActivations(w, m, ls, r, false), blockActivations(w, m, ls, r, true)
 		layers = float64(m.NumLayers + m.NumDecoderLayers)
 		total = float64(m.NumLayers)*perLayer(enc, ls) + float64(m.NumDecoderLayers)*perLayer(dec, ls)
@@ -251,7 +245,8 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 		// Frozen blocks before the trainable ones need no backward at all:
 		// the last FreezeTrainableLayers, at the average layer's size.
 		var sum float64
-		for _, ls := range layerShapes(m) {
+		for i := range m.NumLayerGroups() {
+			ls := shapeAt(m, i)
 			p := perLayer(blockActivations(w, m, ls, r, false), ls)
 			sum += ls.layers * p
 			largest = math.Max(largest, p)
@@ -259,7 +254,8 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 		layers = math.Min(float64(m.NumLayers), FreezeTrainableLayers)
 		total = sum / math.Max(1, float64(m.NumLayers)) * layers
 	default:
-		for _, ls := range layerShapes(m) {
+		for i := range m.NumLayerGroups() {
+			ls := shapeAt(m, i)
 			p := perLayer(blockActivations(w, m, ls, r, false), ls)
 			total += ls.layers * p
 			layers += ls.layers
@@ -286,7 +282,8 @@ func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
 	}
 	e := r.act
 	var work float64
-	for _, ls := range layerShapes(m) {
+	for i := range m.NumLayerGroups() {
+		ls := shapeAt(m, i)
 		mlp := 2 * ls.i
 		if ls.gated {
 			mlp = 3 * ls.i
@@ -332,8 +329,15 @@ func kvCacheBytes(w Workload, m catalog.Model) float64 {
 		return 0
 	}
 	elem := kvElemBytes(w.KVCacheDtype)
+	if m.Family != catalog.FamilyDecoderOnly {
+		return m.KVCacheBytes(w.SeqLen, w.Batch, elem) / float64(w.TP) / float64(w.PP)
+	}
 	var kv float64
-	for _, g := range m.AttentionGroups() {
+	for i := range m.NumLayerGroups() {
+		g, ok := m.CacheGroupAt(i)
+		if !ok {
+			continue
+		}
 		b := g.CacheBytes(w.SeqLen, w.Batch, elem)
 		if g.Kind != arch.KindMLA {
 			b /= float64(w.TP)

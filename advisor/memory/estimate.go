@@ -209,7 +209,8 @@ func quantisedWeightBytes(m catalog.Model, r regime, scale float64) float64 {
 // module, gathered whole under ZeRO-3 (usually the embedding).
 func largestLayerParams(m catalog.Model) float64 {
 	largest := float64(m.EmbeddingParams())
-	for _, s := range layerShapes(m) {
+	for i := range m.NumLayerGroups() {
+		s := shapeAt(m, i)
 		largest = math.Max(largest, s.h*math.Max(s.widestLinear, s.q))
 	}
 	return largest
@@ -342,7 +343,8 @@ func dequantBufferBytes(w Workload, m catalog.Model) float64 {
 		return 0
 	}
 	var largest float64
-	for _, s := range layerShapes(m) {
+	for i := range m.NumLayerGroups() {
+		s := shapeAt(m, i)
 		largest = math.Max(largest, s.h*math.Max(s.widestLinear, s.q))
 	}
 	return largest * halfBytes / float64(w.TP)

@@ -341,7 +341,8 @@ func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModule
 			add(h, i, count, active)
 		}
 	}
-	for _, g := range m.Layers() {
+	for i := range m.NumLayerGroups() {
+		g := m.LayerGroupAt(i)
 		if shapeOf(m, g) != ls {
 			continue
 		}
@@ -376,7 +377,7 @@ func LoRAParams(m catalog.Model, rank int, targets string) int64 {
 		targets = DefaultLoRATargets
 	}
 	if m.Family == catalog.FamilyEncoderDecoder {
-		ls := shapeOf(m, m.Layers()[0])
+		ls := shapeAt(m, 0)
 		cross := "qv"
 		if targets != "qv" {
 			cross = "attn"
@@ -385,7 +386,8 @@ func LoRAParams(m catalog.Model, rank int, targets string) int64 {
 		return n + int64(m.NumDecoderLayers)*(loraBlockParams(m, ls, rank, targets)+loraBlockParams(m, ls, rank, cross))
 	}
 	var n int64
-	for _, ls := range layerShapes(m) {
+	for i := range m.NumLayerGroups() {
+		ls := shapeAt(m, i)
 		n += int64(ls.layers) * loraBlockParams(m, ls, rank, targets)
 	}
 	return n
