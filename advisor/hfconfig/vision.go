@@ -43,18 +43,30 @@ func (r *reader) visionParams(top, v *config, m arch.Model) int64 {
 var siglipDefaults = map[string]any{"hidden_size": 768.0, "intermediate_size": 3072.0, "num_hidden_layers": 12.0,
 	"num_channels": 3.0, "image_size": 224.0, "patch_size": 16.0}
 
+// vit is the shape keys SigLIP/CLIP-style towers share.
+type vit struct{ h, iv, layers, patch, patches, channels int64 }
+
+func readViT(v *config) vit {
+	t := vit{
+		h: int64(v.int("hidden_size")), iv: int64(v.int("intermediate_size")), layers: int64(v.int("num_hidden_layers")),
+		patch: int64(v.int("patch_size")), channels: int64(v.optInt(3, "num_channels")),
+	}
+	side := int64(v.int("image_size")) / max(t.patch, 1)
+	t.patches = side * side
+	return t
+}
+
+// block is one pre-LN encoder layer with biases: q, k, v, o, a two-layer
+// MLP, two LayerNorms.
+func (t vit) block() int64 {
+	return 4*(t.h*t.h+t.h) + (t.h*t.iv + t.iv) + (t.iv*t.h + t.h) + 4*t.h
+}
+
 // siglipParams: patch conv with bias, learned positions, pre-LN blocks
 // with biases, a post LayerNorm (docs/architectures.md §5).
 func siglipParams(v *config) int64 {
-	h := int64(v.int("hidden_size"))
-	iv := int64(v.int("intermediate_size"))
-	l := int64(v.int("num_hidden_layers"))
-	p := int64(v.int("patch_size"))
-	img := int64(v.int("image_size"))
-	ch := int64(v.optInt(3, "num_channels"))
-	pos := (img / max(p, 1)) * (img / max(p, 1))
-	block := 4*(h*h+h) + (h*iv + iv) + (iv*h + h) + 4*h
-	return ch*p*p*h + h + pos*h + l*block + 2*h
+	t := readViT(v)
+	return t.channels*t.patch*t.patch*t.h + t.h + t.patches*t.h + t.layers*t.block() + 2*t.h
 }
 
 // qwen25ViTParams: Conv3d patches without bias, RMSNorm blocks with a
@@ -101,20 +113,13 @@ func qwen3ViTParams(v *config) int64 {
 // biases, the pixel-shuffle MLP adapter) and the multi_modal_projector
 // (docs/architectures.md §8).
 func llama4VisionParams(v *config, text int64) int64 {
-	h := int64(v.int("hidden_size"))
-	iv := int64(v.int("intermediate_size"))
-	l := int64(v.int("num_hidden_layers"))
-	p := int64(v.int("patch_size"))
-	img := int64(v.int("image_size"))
-	ch := int64(v.optInt(3, "num_channels"))
+	t := readViT(v)
 	ratio := v.optFloat(0.5, "pixel_shuffle_ratio")
 	projIn := int64(v.int("projector_input_dim"))
 	projOut := int64(v.int("projector_output_dim"))
 	outDim := int64(v.optInt(int(projOut), "vision_output_dim"))
-	patches := (img / max(p, 1)) * (img / max(p, 1))
-	block := 4*(h*h+h) + (h*iv + iv) + (iv*h + h) + 4*h
-	shuffled := int64(float64(h) / (ratio * ratio))
-	n := ch*p*p*h + h + (patches+1)*h + 4*h + l*block
+	shuffled := int64(float64(t.h) / (ratio * ratio))
+	n := t.channels*t.patch*t.patch*t.h + t.h + (t.patches+1)*t.h + 4*t.h + t.layers*t.block()
 	n += shuffled*projIn + projIn*projOut // adapter MLP, no biases
 	return n + outDim*text                // projector Linear(vision_output_dim, hidden), no bias
 }
@@ -158,10 +163,9 @@ func genericViTParams(v *config, text int64) int64 {
 	}
 	p := int64(v.optInt(14, "patch_size"))
 	img := int64(v.optInt(0, "image_size"))
-	pos := int64(0)
+	t := vit{h: h, iv: iv, layers: l, patch: p, channels: 3}
 	if img > 0 {
-		pos = (img / p) * (img / p)
+		t.patches = (img / p) * (img / p)
 	}
-	block := 4*(h*h+h) + (h*iv + iv) + (iv*h + h) + 4*h
-	return 3*p*p*h + h + pos*h + l*block + 2*h + h*text
+	return t.channels*p*p*h + h + t.patches*h + l*t.block() + 2*h + h*text
 }
