@@ -59,6 +59,11 @@ var vramGoldenQueries = []struct {
 	{"lora-budget-24gb", "meta-llama/Llama-2-7b-hf lora bs=8 seq=4096 24gb framework=hf"},
 	{"vllm-l4", "llama-3.1-8b engine=vllm l4"},
 	{"inference-70b-v100", "llama-2-70b v100"},
+	{"vllm-72b-4xa100", "qwen2.5-72b inference engine=vllm 4xa100"},
+	{"vllm-users-h100", "llama-3.1-8b users=64 seq=8k h100"},
+	{"vllm-4090-32k", "llama-3.1-8b engine=vllm seq=32k 4090"},
+	{"sglang-4090", "llama-3.1-8b engine=sglang seq=16k 4090"},
+	{"ollama-70b-4090", "llama-3.1-70b engine=ollama 4090"},
 }
 
 func TestVRAMGolden(t *testing.T) {

@@ -204,12 +204,10 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 
 // inferenceActivationBytes is the transient working set of a forward pass:
 // one block's largest intermediates for the whole prefill, and with eager
-// attention one layer's score matrix. Under vLLM it is the profiling run.
+// attention one layer's score matrix. (Serving engines profile their own:
+// advisor/serving.)
 func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
 	tokens := float64(w.Batch) * float64(w.SeqLen)
-	if w.Engine == "vllm" {
-		tokens = math.Min(tokens, vllmProfileTokens)
-	}
 	e := r.act
 	h := float64(m.HiddenSize)
 	i := float64(m.IntermediateSize)
@@ -218,7 +216,7 @@ func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
 		mlp = 3 * i
 	}
 	work := tokens * e * (2*h + mlp) / float64(w.TP)
-	if w.Attention == AttentionEager && w.Engine != "vllm" {
+	if w.Attention == AttentionEager {
 		s := float64(w.SeqLen)
 		work += float64(w.Batch) * float64(m.NumAttentionHeads) * s * s * (fp32Bytes + e) / float64(w.TP)
 	}
