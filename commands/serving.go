@@ -121,13 +121,15 @@ func answerServing(ctx context.Context, q Query, w memory.Workload, offers Offer
 	a.config = a.result
 	gpus := catalog.GPUs()
 	if a.load > 0 {
-		if s, ok := serving.Size(a.result.Input, a.load); ok {
-			a.sized = &s
-			if !serving.HoldsLoad(a.load)(a.result) {
-				a.config = s.Result
-			}
-		}
 		a.all = serving.SizeAll(a.result.Input, a.load, gpus)
+		if i := slices.IndexFunc(a.all, func(s serving.Sized) bool { return s.GPUKey != "" && s.GPUKey == q.GPU.Key }); i >= 0 {
+			a.sized = &a.all[i]
+		} else if s, ok := serving.Size(a.result.Input, a.load); ok { // a memory budget, not a catalog GPU
+			a.sized = &s
+		}
+		if a.sized != nil && !serving.HoldsLoad(a.load)(a.result) {
+			a.config = a.sized.Result
+		}
 	}
 	switch {
 	case !a.result.Starts:

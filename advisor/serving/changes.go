@@ -60,7 +60,7 @@ func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog
 	resolved := r.Deployment
 	var out []Change
 	try := func(c Change, nd Deployment) {
-		c.Result = Plan(nd)
+		c.Result = plan(nd, true)
 		if goal(c.Result) {
 			out = append(out, c)
 		}
@@ -88,7 +88,7 @@ func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog
 		for u := resolved.MemoryFraction + 0.01; u <= maxUtilization+1e-9; u += 0.01 {
 			nd := d
 			nd.MemoryFraction = float64(int(u*100+0.5)) / 100
-			if res := Plan(nd); goal(res) {
+			if res := plan(nd, true); goal(res) {
 				out = append(out, Change{ID: ChangeGPUUtilization, Title: fmt.Sprintf("Raise the memory fraction to %.2f (was %.2f)", nd.MemoryFraction, resolved.MemoryFraction),
 					Cost: "less room outside the budget for the CUDA context, graphs and other processes", Flags: flag(e, ChangeGPUUtilization, int(nd.MemoryFraction*100)), Result: res})
 				break
@@ -102,7 +102,7 @@ func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog
 			}
 			nd := d
 			nd.TP = tp
-			if res := Plan(nd); goal(res) {
+			if res := plan(nd, true); goal(res) {
 				out = append(out, Change{ID: ChangeTensorParallel, Title: fmt.Sprintf("Tensor parallel across %d× %s (was %d)", tp*resolved.PP, d.GPU.Name, resolved.TP*resolved.PP),
 					Cost: fmt.Sprintf("%d GPUs in one node (NVLink preferred); each holds 1/%d of the weights and KV heads", tp*resolved.PP, tp), Flags: flag(e, ChangeTensorParallel, tp), Result: res})
 				break
@@ -137,7 +137,9 @@ func biggerGPU(r Result, goal func(Result) bool, gpus []catalog.GPU) *Change {
 		if g.UsableBytes <= d.GPU.UsableBytes || g.Key == d.GPU.Key {
 			continue
 		}
-		res := OnGPU(r, g)
+		nd := r.Input
+		nd.GPU = g
+		res := plan(nd, true)
 		if goal(res) {
 			n := r.TP * r.PP
 			return &Change{ID: ChangeBiggerGPU, Title: fmt.Sprintf("A bigger GPU: %s", gpuCount(n, g)),

@@ -70,7 +70,9 @@ func planSGLang(d Deployment, r *Result, note func(string, ...any)) {
 		r.Error = fmt.Sprintf("%s keeps no KV cache: SGLang serves it for embeddings, not generation", modelName(m))
 		return
 	}
-	r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Load weight end. mem usage=%.2f GB", weights/(1<<30)), Means: "weights on each GPU"})
+	if !r.quiet {
+		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Load weight end. mem usage=%.2f GB", weights/(1<<30)), Means: "weights on each GPU"})
+	}
 	if weights > total-preload {
 		r.Error = fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the weights (%s per GPU, %s on the GPU)", gib(weights), gib(total))
 		return
@@ -80,20 +82,28 @@ func planSGLang(d Deployment, r *Result, note func(string, ...any)) {
 	r.MaxConcurrency = float64(tokens) / float64(d.MaxModelLen)
 	if tokens <= 0 {
 		r.Error = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
-		r.Log = append(r.Log, LogLine{Text: r.Error, Means: "SGLang stops at start-up"})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "SGLang stops at start-up"})
+		}
 		return
 	}
 	r.Starts = true
 	half := rest / 2
 	if hasMLA(m) {
-		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("KV Cache is allocated. #tokens: %d, KV size: %.2f GB", tokens, rest/(1<<30)),
-			Means: fmt.Sprintf("%s × %.2f − %s weights − %s in use before them", gib(total), d.MemoryFraction, gib(weights), gib(preload))})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("KV Cache is allocated. #tokens: %d, KV size: %.2f GB", tokens, rest/(1<<30)),
+				Means: fmt.Sprintf("%s × %.2f − %s weights − %s in use before them", gib(total), d.MemoryFraction, gib(weights), gib(preload))})
+		}
 	} else {
-		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB", tokens, half/(1<<30), half/(1<<30)),
-			Means: fmt.Sprintf("%s × %.2f − %s weights − %s in use before them", gib(total), d.MemoryFraction, gib(weights), gib(preload))})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("KV Cache is allocated. #tokens: %d, K size: %.2f GB, V size: %.2f GB", tokens, half/(1<<30), half/(1<<30)),
+				Means: fmt.Sprintf("%s × %.2f − %s weights − %s in use before them", gib(total), d.MemoryFraction, gib(weights), gib(preload))})
+		}
 	}
-	r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("max_total_num_tokens=%d, context_len=%d", tokens, d.MaxModelLen),
-		Means: fmt.Sprintf("%.2f requests of the full context fit at once", r.MaxConcurrency)})
+	if !r.quiet {
+		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("max_total_num_tokens=%d, context_len=%d", tokens, d.MaxModelLen),
+			Means: fmt.Sprintf("%.2f requests of the full context fit at once", r.MaxConcurrency)})
+	}
 	r.NvidiaSMIBytes = int64(math.Min(total, total*d.MemoryFraction+cudaGraphBytes))
 }
 
@@ -151,8 +161,10 @@ func planTGI(d Deployment, r *Result, note func(string, ...any)) {
 	r.Blocks = blocks
 	r.KVCacheTokens = blocks * int64(d.BlockSize)
 	r.MaxConcurrency = float64(r.KVCacheTokens) / float64(d.MaxModelLen)
-	r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("KV-cache blocks: %d, size: %d", blocks, d.BlockSize),
-		Means: fmt.Sprintf("95%% of the %s left after %s of weights and the %d-token warm-up prefill", gib(math.Max(0, free)), gib(weights), d.MaxNumBatchedTokens)})
+	if !r.quiet {
+		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("KV-cache blocks: %d, size: %d", blocks, d.BlockSize),
+			Means: fmt.Sprintf("95%% of the %s left after %s of weights and the %d-token warm-up prefill", gib(math.Max(0, free)), gib(weights), d.MaxNumBatchedTokens)})
+	}
 	if r.KVCacheTokens < int64(d.MaxModelLen) && r.Input.MaxModelLen <= 0 && r.KVCacheTokens >= tgiBlockSize {
 		// TGI v3 infers max_total_tokens from memory when it is not set.
 		d.MaxModelLen = int(r.KVCacheTokens)
@@ -163,12 +175,16 @@ func planTGI(d Deployment, r *Result, note func(string, ...any)) {
 	if r.KVCacheTokens < int64(d.MaxModelLen) {
 		r.MaxModelLenThatFits = int(r.KVCacheTokens)
 		r.Error = fmt.Sprintf("TGI refuses to start: the KV cache holds %d tokens (max batch total tokens), fewer than max_total_tokens %d; lower --max-total-tokens", r.KVCacheTokens, d.MaxModelLen)
-		r.Log = append(r.Log, LogLine{Text: r.Error, Means: "TGI stops at start-up"})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "TGI stops at start-up"})
+		}
 		return
 	}
 	r.Starts = true
-	r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Setting max batch total tokens to %d", r.KVCacheTokens),
-		Means: fmt.Sprintf("%.2f requests of max_total_tokens %d fit at once", r.MaxConcurrency, d.MaxModelLen)})
+	if !r.quiet {
+		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Setting max batch total tokens to %d", r.KVCacheTokens),
+			Means: fmt.Sprintf("%.2f requests of max_total_tokens %d fit at once", r.MaxConcurrency, d.MaxModelLen)})
+	}
 	r.NvidiaSMIBytes = int64(math.Min(total, weights+warmup+tgiContextBytes+float64(r.KVCacheTokens)*cell))
 }
 
@@ -277,7 +293,9 @@ func planLlamaCpp(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	if fixed+onGPU > capacity {
 		r.Error = fmt.Sprintf("ggml_backend_cuda_buffer_type_alloc_buffer: allocating %.2f MiB on device 0: cudaMalloc failed: out of memory", (onGPU/float64(gpus))/(1<<20))
-		r.Log = append(r.Log, LogLine{Text: r.Error, Means: fmt.Sprintf("-ngl %d does not fit: lower -ngl or -c", gpuLayers)})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: fmt.Sprintf("-ngl %d does not fit: lower -ngl or -c", gpuLayers)})
+		}
 		return
 	}
 	r.Starts = true
@@ -289,19 +307,23 @@ func planLlamaCpp(d Deployment, r *Result, note func(string, ...any)) {
 	if d.KVCacheDtype == KVQ8 || d.KVCacheDtype == KVQ4 {
 		kvType = d.KVCacheDtype
 	}
-	r.Log = append(r.Log,
-		LogLine{Text: fmt.Sprintf("load_tensors: offloaded %d/%d layers to GPU", gpuLayers, all), Means: means},
-		LogLine{Text: fmt.Sprintf("load_tensors: CUDA0 model buffer size = %.2f MiB", float64(r.WeightsBytes)/(1<<20)), Means: "weights on the (first) GPU"},
-		LogLine{Text: fmt.Sprintf("llama_kv_cache: CUDA0 KV buffer size = %.2f MiB (%d cells, K (%s), V (%s))", float64(r.KVCacheAvailableBytes)/(1<<20), slots*d.MaxModelLen, kvType, kvType),
-			Means: fmt.Sprintf("the KV cache of %d tokens for the offloaded layers", slots*d.MaxModelLen)},
-		LogLine{Text: fmt.Sprintf("llama_context: CUDA0 compute buffer size = %.2f MiB", compute/(1<<20)), Means: "one micro-batch of 512 tokens: logits and intermediates"})
+	if !r.quiet {
+		r.Log = append(r.Log,
+			LogLine{Text: fmt.Sprintf("load_tensors: offloaded %d/%d layers to GPU", gpuLayers, all), Means: means},
+			LogLine{Text: fmt.Sprintf("load_tensors: CUDA0 model buffer size = %.2f MiB", float64(r.WeightsBytes)/(1<<20)), Means: "weights on the (first) GPU"},
+			LogLine{Text: fmt.Sprintf("llama_kv_cache: CUDA0 KV buffer size = %.2f MiB (%d cells, K (%s), V (%s))", float64(r.KVCacheAvailableBytes)/(1<<20), slots*d.MaxModelLen, kvType, kvType),
+				Means: fmt.Sprintf("the KV cache of %d tokens for the offloaded layers", slots*d.MaxModelLen)},
+			LogLine{Text: fmt.Sprintf("llama_context: CUDA0 compute buffer size = %.2f MiB", compute/(1<<20)), Means: "one micro-batch of 512 tokens: logits and intermediates"})
+	}
 	if d.Engine == EngineOllama {
 		proc := "100% GPU"
 		if gpuLayers < all {
 			cpu := 100 * float64(all-gpuLayers) / float64(all)
 			proc = fmt.Sprintf("%.0f%%/%.0f%% CPU/GPU", cpu, 100-cpu)
 		}
-		r.Log = append(r.Log, LogLine{Text: "ollama ps: PROCESSOR " + proc, Means: "where the layers run"})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: "ollama ps: PROCESSOR " + proc, Means: "where the layers run"})
+		}
 	}
 	r.NvidiaSMIBytes = int64(math.Min(float64(d.GPU.UsableBytes), (fixed+onGPU)/float64(gpus)))
 }

@@ -93,14 +93,14 @@ const stateAlignment = 16
 // under 1.5× the fewest.
 func newLayout(specs []kvSpec, block, mnbt int) kvLayout {
 	l := kvLayout{specs: specs, block: block, mnbt: mnbt}
-	kinds := map[arch.LayerKind]bool{}
+	oneKind := true
 	var maxToken, maxState float64
 	for _, s := range specs {
-		kinds[s.kind] = true
+		oneKind = oneKind && s.kind == specs[0].kind
 		maxToken = math.Max(maxToken, s.tokenBytes)
 		maxState = math.Max(maxState, s.stateBytes)
 	}
-	if len(kinds) <= 1 && maxState == 0 {
+	if oneKind && maxState == 0 {
 		l.uniform = true
 		for _, s := range specs {
 			l.page += float64(block) * s.tokenBytes * float64(s.layers)

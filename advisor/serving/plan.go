@@ -25,9 +25,18 @@ const (
 // stated in Assumptions), the memory per GPU, the KV cache, whether it
 // starts and the start-up lines. d.Engine must be a serving engine; plain
 // transformers is the estimator's (advisor/memory).
-func Plan(d Deployment) Result {
-	r := Result{Engine: d.Engine, Input: d, Assumptions: []string{}}
+func Plan(d Deployment) Result { return plan(d, false) }
+
+// plan is Plan; quiet leaves out the log lines and assumptions.
+func plan(d Deployment, quiet bool) Result {
+	r := Result{Engine: d.Engine, Input: d, quiet: quiet}
+	if !quiet {
+		r.Assumptions = []string{}
+	}
 	note := func(format string, args ...any) {
+		if quiet {
+			return
+		}
 		s := fmt.Sprintf(format, args...)
 		if !slices.Contains(r.Assumptions, s) {
 			r.Assumptions = append(r.Assumptions, s)

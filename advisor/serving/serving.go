@@ -188,6 +188,9 @@ type Result struct {
 	Log []LogLine `json:"log_lines"`
 	// Assumptions are the defaults filled in and the figures estimated.
 	Assumptions []string `json:"assumptions"`
+	// quiet skips the log lines and assumptions (the searches of Size,
+	// Requirement and Changes plan many deployments and show none).
+	quiet bool
 }
 
 // Holds reports whether the running engine keeps n sequences of its

@@ -57,7 +57,11 @@ func Size(d Deployment, users int) (Sized, bool) {
 		if tp < max(1, d.TP) {
 			continue
 		}
-		for _, v := range variants(d) {
+		vs := variants(d)
+		if len(vs) > 1 && !goal(sizedPlan(d, tp, vs[len(vs)-1], users)) {
+			continue // not even the most saving change holds it on tp GPUs
+		}
+		for _, v := range vs {
 			nd := d
 			nd.TP = tp
 			nd.KVCacheDtype = v.kv
@@ -65,7 +69,7 @@ func Size(d Deployment, users int) (Sized, bool) {
 				nd.Model.Quant = v.quant
 			}
 			nd.Users = users
-			r := Plan(nd)
+			r := plan(nd, true)
 			if goal(r) {
 				return Sized{GPU: d.GPU, GPUName: d.GPU.Name, GPUKey: d.GPU.Key, TP: r.TP, GPUs: r.TP * r.PP, KVCacheDtype: kvName(r.Deployment.KVCacheDtype),
 					Weights: v.weights, Concurrency: r.MaxConcurrency, Result: r}, true
@@ -73,6 +77,15 @@ func Size(d Deployment, users int) (Sized, bool) {
 		}
 	}
 	return Sized{}, false
+}
+
+// sizedPlan plans d on tp GPUs with variant v.
+func sizedPlan(d Deployment, tp int, v variant, users int) Result {
+	d.TP, d.KVCacheDtype, d.Users = tp, v.kv, users
+	if v.weights != WeightsAsGiven {
+		d.Model.Quant = v.quant
+	}
+	return plan(d, true)
 }
 
 type variant struct {
@@ -137,7 +150,7 @@ func Requirement(d Deployment, users int) (int64, Result, bool) {
 	at := func(nd Deployment, bytes int64) Result {
 		nd.GPU.UsableBytes, nd.GPU.MemoryBytes = bytes, bytes
 		nd.GPU.Key = "" // a GPU of this size, not the catalog one
-		return Plan(nd)
+		return plan(nd, true)
 	}
 	search := func(nd Deployment, lo, hi int64) (int64, bool) {
 		if !goal(at(nd, hi)) {

@@ -122,7 +122,7 @@ func expertReadFraction(m arch.Model, n int, dense float64) float64 {
 // deployment as fit (gpus / (TP × PP)), each at decode speed t; 0 when
 // the instance holds no replica or the speed is unknown.
 func CostPerMillionTokens(pricePerHour float64, gpus int, r Result, t Throughput) float64 {
-	replicas := gpus / max(1, r.TP*r.PP)
+	replicas := gpus / (max(1, r.TP) * max(1, r.PP))
 	if replicas <= 0 || t.DecodeTokensPerS <= 0 || !(pricePerHour > 0) {
 		return 0
 	}

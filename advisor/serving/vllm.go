@@ -185,12 +185,14 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 	r.GraphBytes = int64(cudaGraphBytes)
 	r.KVCacheAvailableBytes = int64(p.available)
 	r.KVBytesPerToken = int64(bytesPerToken(specs))
-	note("activation peak: vLLM's profiling forward pass of %d tokens and its sampler over %d sequences, estimated from the layer shapes", d.MaxNumBatchedTokens, min(d.MaxNumSeqs, d.MaxNumBatchedTokens))
-	note("non-torch memory during profiling: %s (estimated; NCCL and workspaces)", gib(nonTorch))
-	note("CUDA graphs are captured after the KV cache is allocated (vLLM before v0.21): about %s outside the budget, seen in nvidia-smi", gib(cudaGraphBytes))
-	note("the GPU is empty at start-up (vLLM needs %s free)", gib(budget))
-	if d.PP > 1 {
-		note("pipeline stage reported: %d layers%s (the one with the fewest KV blocks)", p.st.layers, stageRole(p.st))
+	if !r.quiet {
+		note("activation peak: vLLM's profiling forward pass of %d tokens and its sampler over %d sequences, estimated from the layer shapes", d.MaxNumBatchedTokens, min(d.MaxNumSeqs, d.MaxNumBatchedTokens))
+		note("non-torch memory during profiling: %s (estimated; NCCL and workspaces)", gib(nonTorch))
+		note("CUDA graphs are captured after the KV cache is allocated (vLLM before v0.21): about %s outside the budget, seen in nvidia-smi", gib(cudaGraphBytes))
+		note("the GPU is empty at start-up (vLLM needs %s free)", gib(budget))
+		if d.PP > 1 {
+			note("pipeline stage reported: %d layers%s (the one with the fewest KV blocks)", p.st.layers, stageRole(p.st))
+		}
 	}
 	weights, act, available := p.weights, p.act, p.available
 
@@ -200,10 +202,14 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 		return
 	case weights > total-cudaContextBytes:
 		r.Error = fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the model (%s of weights per GPU, %s on the GPU)", gib(weights), gib(total))
-		r.Log = append(r.Log, LogLine{Text: r.Error, Means: "the weights alone do not fit on one GPU: more tensor parallelism or a quantised checkpoint"})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "the weights alone do not fit on one GPU: more tensor parallelism or a quantised checkpoint"})
+		}
 		return
 	}
-	r.Log = append(r.Log, vllmLoadLine(d, weights))
+	if !r.quiet {
+		r.Log = append(r.Log, vllmLoadLine(d, weights))
+	}
 	blocks := p.blocks
 	r.Blocks = blocks
 	r.KVCacheTokens = layout.tokens(blocks)
@@ -214,8 +220,10 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 		r.NvidiaSMIBytes = nvidiaSMI(r, total)
 		return
 	}
-	r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Available KV cache memory: %.2f GiB", available/(1<<30)),
-		Means: fmt.Sprintf("%s × %.2f = %s budget − %s weights − %s activation peak − %s non-torch", gib(total), d.MemoryFraction, gib(budget), gib(weights), gib(act), gib(nonTorch))})
+	if !r.quiet {
+		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Available KV cache memory: %.2f GiB", available/(1<<30)),
+			Means: fmt.Sprintf("%s × %.2f = %s budget − %s weights − %s activation peak − %s non-torch", gib(total), d.MemoryFraction, gib(budget), gib(weights), gib(act), gib(nonTorch))})
+	}
 	switch {
 	case available <= 0:
 		r.Error = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
@@ -225,14 +233,18 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 			d.MaxModelLen, needed/(1<<30), available/(1<<30), r.MaxModelLenThatFits)
 	default:
 		r.Starts = true
-		r.Log = append(r.Log,
-			LogLine{Text: fmt.Sprintf("GPU KV cache size: %s tokens", commas(r.KVCacheTokens)),
-				Means: fmt.Sprintf("%d blocks of %d tokens; %s of KV per token on this GPU", blocks, layout.block, kib(float64(r.KVBytesPerToken)))},
-			LogLine{Text: fmt.Sprintf("Maximum concurrency for %s tokens per request: %.2fx", commas(int64(d.MaxModelLen)), r.MaxConcurrency),
-				Means: fmt.Sprintf("requests of the full %d tokens that fit in the cache at once", d.MaxModelLen)})
+		if !r.quiet {
+			r.Log = append(r.Log,
+				LogLine{Text: fmt.Sprintf("GPU KV cache size: %s tokens", commas(r.KVCacheTokens)),
+					Means: fmt.Sprintf("%d blocks of %d tokens; %s of KV per token on this GPU", blocks, layout.block, kib(float64(r.KVBytesPerToken)))},
+				LogLine{Text: fmt.Sprintf("Maximum concurrency for %s tokens per request: %.2fx", commas(int64(d.MaxModelLen)), r.MaxConcurrency),
+					Means: fmt.Sprintf("requests of the full %d tokens that fit in the cache at once", d.MaxModelLen)})
+		}
 	}
 	if !r.Starts {
-		r.Log = append(r.Log, LogLine{Text: r.Error, Means: "vLLM stops at start-up"})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "vLLM stops at start-up"})
+		}
 	}
 	r.NvidiaSMIBytes = nvidiaSMI(r, total)
 }
@@ -276,10 +288,12 @@ func stageRole(st stage) string {
 func vllmV0Verdict(d Deployment, r *Result, available float64, layout kvLayout, blocks int64) {
 	r.KVCacheTokens = blocks * int64(layout.block)
 	r.MaxConcurrency = float64(r.KVCacheTokens) / float64(d.MaxModelLen)
-	r.Log = append(r.Log,
-		LogLine{Text: fmt.Sprintf("Memory profiling results: total_gpu_memory=%.2fGiB kv_cache_size=%.2fGiB gpu_memory_utilization=%.2f", float64(r.TotalMemoryBytes)/(1<<30), available/(1<<30), d.MemoryFraction),
-			Means: "the KV cache is what the budget leaves after weights, the activation peak and non-torch memory"},
-		LogLine{Text: fmt.Sprintf("# GPU blocks: %d", blocks), Means: fmt.Sprintf("blocks of %d tokens: %s tokens", layout.block, commas(r.KVCacheTokens))})
+	if !r.quiet {
+		r.Log = append(r.Log,
+			LogLine{Text: fmt.Sprintf("Memory profiling results: total_gpu_memory=%.2fGiB kv_cache_size=%.2fGiB gpu_memory_utilization=%.2f", float64(r.TotalMemoryBytes)/(1<<30), available/(1<<30), d.MemoryFraction),
+				Means: "the KV cache is what the budget leaves after weights, the activation peak and non-torch memory"},
+			LogLine{Text: fmt.Sprintf("# GPU blocks: %d", blocks), Means: fmt.Sprintf("blocks of %d tokens: %s tokens", layout.block, commas(r.KVCacheTokens))})
+	}
 	switch {
 	case blocks <= 0:
 		r.Error = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
@@ -288,11 +302,15 @@ func vllmV0Verdict(d Deployment, r *Result, available float64, layout kvLayout, 
 		r.Error = fmt.Sprintf("ValueError: The model's max seq len (%d) is larger than the maximum number of tokens that can be stored in KV cache (%d). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.", d.MaxModelLen, r.KVCacheTokens)
 	default:
 		r.Starts = true
-		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Maximum concurrency for %d tokens per request: %.2fx", d.MaxModelLen, r.MaxConcurrency),
-			Means: fmt.Sprintf("requests of the full %d tokens that fit in the cache at once", d.MaxModelLen)})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Maximum concurrency for %d tokens per request: %.2fx", d.MaxModelLen, r.MaxConcurrency),
+				Means: fmt.Sprintf("requests of the full %d tokens that fit in the cache at once", d.MaxModelLen)})
+		}
 	}
 	if !r.Starts {
-		r.Log = append(r.Log, LogLine{Text: r.Error, Means: "vLLM stops at start-up"})
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "vLLM stops at start-up"})
+		}
 	}
 }
 
