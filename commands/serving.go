@@ -274,15 +274,15 @@ func (a servingAnswer) verdict() string {
 // failureWords is why the engine stops, short, with its own estimate.
 func failureWords(r serving.Result) string {
 	switch {
-	case r.KVCacheAvailableBytes <= 0 && r.WeightsBytes > 0 && r.Error != "" && strings.Contains(r.Error, "No available memory"):
-		return fmt.Sprintf("no memory left for the KV cache (%s of weights and %s of activation peak fill the %s budget) — \"No available memory for the cache blocks\"",
+	case r.Failure == serving.FailKVMemory:
+		return fmt.Sprintf("no memory left for the KV cache (%s of weights and %s of activation peak fill the %s budget)",
 			vramGiB(r.WeightsBytes), vramGiB(r.ActivationBytes), vramGiB(r.BudgetBytes))
-	case strings.Contains(r.Error, "out of memory while loading"):
+	case r.Failure == serving.FailWeights:
 		return fmt.Sprintf("the weights (%s per GPU) do not fit on the %s GPU", vramGiB(r.WeightsBytes), vramGiB(r.TotalMemoryBytes))
-	case r.MaxModelLenThatFits > 0 && r.Deployment.Generation == serving.GenerationV0:
+	case r.Failure == serving.FailContext && r.Deployment.Generation == serving.GenerationV0:
 		return fmt.Sprintf("its max seq len (%s) is larger than the %s tokens the KV cache can store (%s available)",
 			commasInt(int64(r.MaxModelLen)), commasInt(int64(r.MaxModelLenThatFits)), vramGiB(max(0, r.KVCacheAvailableBytes)))
-	case r.MaxModelLenThatFits > 0:
+	case r.Failure == serving.FailContext && r.MaxModelLenThatFits > 0:
 		return fmt.Sprintf("one %s-token request needs more KV cache than the %s available (%s's estimated maximum model length is %s)",
 			commasInt(int64(r.MaxModelLen)), vramGiB(max(0, r.KVCacheAvailableBytes)), r.Engine.Label(), commasInt(int64(r.MaxModelLenThatFits)))
 	}
@@ -350,7 +350,11 @@ func (a servingAnswer) fields() []reply.Field {
 		reply.Field{Label: fmt.Sprintf("Budget (%.2f × %s)", r.MemoryFraction, vramGiB(r.TotalMemoryBytes)), Value: vramGiB(r.BudgetBytes)},
 		reply.Field{Label: "nvidia-smi shows", Value: vramGiB(r.NvidiaSMIBytes)})
 	if a.speed.DecodeTokensPerS > 0 {
-		out = append(out, reply.Field{Label: "Decode", Value: fmt.Sprintf("%s tok/s at %s (%s tok/s each)",
+		label := "Decode"
+		if a.config.Input.KVCacheDtype != r.Input.KVCacheDtype || a.config.TP != r.TP || a.config.Input.Model.Quant != r.Input.Model.Quant {
+			label = "Decode (smallest setup that holds them)"
+		}
+		out = append(out, reply.Field{Label: label, Value: fmt.Sprintf("%s tok/s at %s (%s tok/s each)",
 			commasInt(int64(math.Round(a.speed.DecodeTokensPerS))), vramPlural(a.speed.Concurrency, "sequence", "sequences"), strconv.FormatFloat(a.speed.PerSequence, 'f', 1, 64))})
 	}
 	return out
@@ -397,7 +401,7 @@ func (a servingAnswer) sections(w memory.Workload) []reply.Section {
 func (a servingAnswer) usersSection() reply.Section {
 	s := reply.Section{Title: fmt.Sprintf("%d sequences of %s at once", a.load, lenWords(a.result.MaxModelLen))}
 	if a.sized != nil {
-		s.Text = fmt.Sprintf("Smallest %s setup: %s (holds %s).", a.sized.GPUName, sizedWords(*a.sized), concurrencyWords(a.sized.Concurrency))
+		s.Text = fmt.Sprintf("Smallest %s setup: %s (holds %s at once).", a.sized.GPUName, sizedWords(*a.sized), concurrencyWords(a.sized.Concurrency))
 	} else {
 		s.Text = fmt.Sprintf("No setup of up to %d× %s holds them.", serving.MaxChangeTP, a.result.Deployment.GPU.Name)
 	}

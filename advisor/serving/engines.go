@@ -67,21 +67,21 @@ func planSGLang(d Deployment, r *Result, note func(string, ...any)) {
 	note("SGLang's pool keeps every attention layer's K and V for every token (no sliding-window pool)")
 	note("memory in use before the weights load: %s (CUDA context, NCCL; estimated)", gib(preload))
 	if len(specs) == 0 || cell <= 0 {
-		r.Error = fmt.Sprintf("%s keeps no KV cache: SGLang serves it for embeddings, not generation", modelName(m))
+		r.Failure, r.Error = FailNoKVCache, fmt.Sprintf("%s keeps no KV cache: SGLang serves it for embeddings, not generation", modelName(m))
 		return
 	}
 	if !r.quiet {
 		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Load weight end. mem usage=%.2f GB", weights/(1<<30)), Means: "weights on each GPU"})
 	}
 	if weights > total-preload {
-		r.Error = fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the weights (%s per GPU, %s on the GPU)", gib(weights), gib(total))
+		r.Failure, r.Error = FailWeights, fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the weights (%s per GPU, %s on the GPU)", gib(weights), gib(total))
 		return
 	}
 	tokens := int64(math.Max(0, rest) / cell)
 	r.KVCacheTokens = tokens
 	r.MaxConcurrency = float64(tokens) / float64(d.MaxModelLen)
 	if tokens <= 0 {
-		r.Error = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
+		r.Failure, r.Error = FailKVMemory, "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static."
 		if !r.quiet {
 			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "SGLang stops at start-up"})
 		}
@@ -149,11 +149,11 @@ func planTGI(d Deployment, r *Result, note func(string, ...any)) {
 	r.KVBytesPerToken = int64(cell)
 	note("cuda_memory_fraction %.2f; TGI keeps 5%% of the free memory back (TGI_WIGGLE_ROOM)", d.MemoryFraction)
 	if len(specs) == 0 || cell <= 0 {
-		r.Error = fmt.Sprintf("%s keeps no KV cache: TGI does not serve it for generation", modelName(m))
+		r.Failure, r.Error = FailNoKVCache, fmt.Sprintf("%s keeps no KV cache: TGI does not serve it for generation", modelName(m))
 		return
 	}
 	if weights > total-tgiContextBytes {
-		r.Error = fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the weights (%s per GPU, %s on the GPU)", gib(weights), gib(total))
+		r.Failure, r.Error = FailWeights, fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the weights (%s per GPU, %s on the GPU)", gib(weights), gib(total))
 		return
 	}
 	blockBytes := float64(d.BlockSize) * cell
@@ -174,7 +174,7 @@ func planTGI(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	if r.KVCacheTokens < int64(d.MaxModelLen) {
 		r.MaxModelLenThatFits = int(r.KVCacheTokens)
-		r.Error = fmt.Sprintf("TGI refuses to start: the KV cache holds %d tokens (max batch total tokens), fewer than max_total_tokens %d; lower --max-total-tokens", r.KVCacheTokens, d.MaxModelLen)
+		r.Failure, r.Error = FailContext, fmt.Sprintf("TGI refuses to start: the KV cache holds %d tokens (max batch total tokens), fewer than max_total_tokens %d; lower --max-total-tokens", r.KVCacheTokens, d.MaxModelLen)
 		if !r.quiet {
 			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "TGI stops at start-up"})
 		}
@@ -292,7 +292,7 @@ func planLlamaCpp(d Deployment, r *Result, note func(string, ...any)) {
 		note("%s: every layer that fits on the GPU (%d of %d)", name, gpuLayers, all)
 	}
 	if fixed+onGPU > capacity {
-		r.Error = fmt.Sprintf("ggml_backend_cuda_buffer_type_alloc_buffer: allocating %.2f MiB on device 0: cudaMalloc failed: out of memory", (onGPU/float64(gpus))/(1<<20))
+		r.Failure, r.Error = FailGPULayers, fmt.Sprintf("ggml_backend_cuda_buffer_type_alloc_buffer: allocating %.2f MiB on device 0: cudaMalloc failed: out of memory", (onGPU/float64(gpus))/(1<<20))
 		if !r.quiet {
 			r.Log = append(r.Log, LogLine{Text: r.Error, Means: fmt.Sprintf("-ngl %d does not fit: lower -ngl or -c", gpuLayers)})
 		}

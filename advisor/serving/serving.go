@@ -125,6 +125,15 @@ type Deployment struct {
 	Users int
 }
 
+// Why an engine does not start (Result.Failure).
+const (
+	FailNoKVCache = "no-kv-cache" // an encoder-only model: nothing to cache
+	FailWeights   = "weights"     // the weights do not fit on the GPU
+	FailKVMemory  = "kv-memory"   // nothing is left for the KV cache
+	FailContext   = "context"     // one max_model_len request does not fit
+	FailGPULayers = "gpu-layers"  // llama.cpp's -ngl asks for more than fits
+)
+
 // LogLine is a start-up line the engine will print and what it means.
 type LogLine struct {
 	Text  string `json:"line"`
@@ -176,6 +185,7 @@ type Result struct {
 	// does not; MaxModelLenThatFits is its estimate of the longest
 	// sequence that would fit (0 when it starts or nothing fits).
 	Starts              bool   `json:"starts"`
+	Failure             string `json:"failure,omitempty"`
 	Error               string `json:"error,omitempty"`
 	MaxModelLenThatFits int    `json:"max_model_len_that_fits,omitempty"`
 	// GPULayers and Layers are llama.cpp's offload: layers on the GPU of

@@ -198,10 +198,10 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 
 	switch {
 	case len(specs) == 0:
-		r.Error = fmt.Sprintf("%s keeps no KV cache (an encoder-only model): vLLM serves it as a pooling model, not for generation", modelName(m))
+		r.Failure, r.Error = FailNoKVCache, fmt.Sprintf("%s keeps no KV cache (an encoder-only model): vLLM serves it as a pooling model, not for generation", modelName(m))
 		return
 	case weights > total-cudaContextBytes:
-		r.Error = fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the model (%s of weights per GPU, %s on the GPU)", gib(weights), gib(total))
+		r.Failure, r.Error = FailWeights, fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the model (%s of weights per GPU, %s on the GPU)", gib(weights), gib(total))
 		if !r.quiet {
 			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "the weights alone do not fit on one GPU: more tensor parallelism or a quantised checkpoint"})
 		}
@@ -226,10 +226,10 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	switch {
 	case available <= 0:
-		r.Error = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+		r.Failure, r.Error = FailKVMemory, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
 	case needed > available:
 		r.MaxModelLenThatFits = layout.maxLenThatFits(available, d.MaxModelLen)
-		r.Error = fmt.Sprintf("ValueError: To serve at least one request with the model's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+		r.Failure, r.Error = FailContext, fmt.Sprintf("ValueError: To serve at least one request with the model's max seq len (%d), (%.2f GiB KV cache is needed, which is larger than the available KV cache memory (%.2f GiB). Based on the available memory, the estimated maximum model length is %d. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
 			d.MaxModelLen, needed/(1<<30), available/(1<<30), r.MaxModelLenThatFits)
 	default:
 		r.Starts = true
@@ -296,10 +296,10 @@ func vllmV0Verdict(d Deployment, r *Result, available float64, layout kvLayout, 
 	}
 	switch {
 	case blocks <= 0:
-		r.Error = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+		r.Failure, r.Error = FailKVMemory, "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
 	case r.KVCacheTokens < int64(d.MaxModelLen):
 		r.MaxModelLenThatFits = int(r.KVCacheTokens)
-		r.Error = fmt.Sprintf("ValueError: The model's max seq len (%d) is larger than the maximum number of tokens that can be stored in KV cache (%d). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.", d.MaxModelLen, r.KVCacheTokens)
+		r.Failure, r.Error = FailContext, fmt.Sprintf("ValueError: The model's max seq len (%d) is larger than the maximum number of tokens that can be stored in KV cache (%d). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.", d.MaxModelLen, r.KVCacheTokens)
 	default:
 		r.Starts = true
 		if !r.quiet {
