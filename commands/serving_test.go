@@ -165,7 +165,7 @@ func TestServingUsers(t *testing.T) {
 		t.Errorf("%d GPUs sized, cost %v on %+v, decode %v", len(s.Users.GPUs), s.CostPerMillionTokensUSD, s.PricedOn, s.DecodeTokensPerS)
 	}
 	// The same arithmetic as the package's.
-	want, ok := serving.Size(memory.ServingDeployment(res.Workload, mustGPU(t, "h100")), 64)
+	want, ok := serving.Size(memory.ServingDeployment(res.Workload.Workload, mustGPU(t, "h100")), 64)
 	if !ok || want.TP != small.TP || want.KVCacheDtype != small.KVCacheDtype || want.Weights != small.Weights {
 		t.Errorf("serving.Size %+v, reply %+v", want, small)
 	}
@@ -189,10 +189,8 @@ func mustGPU(t *testing.T, name string) catalog.GPU {
 	return g
 }
 
-// TestServingLogQueries: every logged start-up whose model the catalog
-// holds and whose precision the grammar reads, asked as its query,
-// answers with the same numbers as the package's accuracy test
-// (advisor/serving/testdata/vllm-logs.jsonl).
+// TestServingLogQueries: every logged start-up, asked as its query
+// (advisor/serving/testdata/vllm-logs.jsonl), starts or not as it did.
 func TestServingLogQueries(t *testing.T) {
 	f, err := os.Open("../advisor/serving/testdata/vllm-logs.jsonl")
 	if err != nil {
@@ -204,17 +202,13 @@ func TestServingLogQueries(t *testing.T) {
 	checked := 0
 	for sc.Scan() {
 		var c struct {
-			ID, Query, Model string
-			Quant            json.RawMessage `json:"quantization"`
-			Observed         struct {
+			ID, Query string
+			Observed  struct {
 				Starts bool `json:"starts"`
 			} `json:"observed"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
-		}
-		if c.Model == "" || c.Quant != nil {
-			continue // an architecture or a checkpoint format the catalog and grammar do not hold yet
 		}
 		_, s := servingAnswer(t, c.Query)
 		if s.Starts != c.Observed.Starts {
@@ -222,7 +216,7 @@ func TestServingLogQueries(t *testing.T) {
 		}
 		checked++
 	}
-	if checked < 7 {
+	if checked < 12 {
 		t.Errorf("only %d logged start-ups asked through the grammar", checked)
 	}
 }

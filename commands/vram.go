@@ -30,7 +30,7 @@ type OfferFinder interface {
 // workload as asked; Stages are the fixes; Offers fit the plan's final
 // workload. Fit (the band) and Verdict are additions to the contract.
 type VRAMResult struct {
-	Workload      memory.Workload  `json:"workload"`
+	Workload      VRAMWorkload     `json:"workload"`
 	Estimate      memory.Breakdown `json:"estimate"`
 	GPU           VRAMGPU          `json:"gpu"`
 	Fits          bool             `json:"fits"`
@@ -46,6 +46,16 @@ type VRAMResult struct {
 	// tgi, llama.cpp, ollama): what it logs at start-up on this GPU, how
 	// many sequences it holds, what a million tokens cost.
 	Serving *VRAMServing `json:"serving,omitempty"`
+}
+
+// VRAMWorkload is the resolved workload with what the estimate used about
+// the model: active_params (parameters a token passes through; params for
+// a dense model) and the architecture facts (layers by attention kind, KV
+// bytes per token, experts, quantisation), additions to DESIGN.md §3.3.
+type VRAMWorkload struct {
+	memory.Workload
+	ActiveParams int64               `json:"active_params"`
+	Architecture memory.Architecture `json:"architecture"`
 }
 
 // VRAMGPU is the GPU the workload was compared against.
@@ -86,7 +96,7 @@ func VRAM(ctx context.Context, query string, offers OfferFinder) (reply.Reply, e
 	p := plan.Plan(w, q.GPU, q.Framework)
 
 	res := VRAMResult{
-		Workload:      w,
+		Workload:      VRAMWorkload{Workload: w, ActiveParams: w.Model.ActiveParams(), Architecture: memory.DescribeArchitecture(w)},
 		Estimate:      est,
 		GPU:           VRAMGPU{Name: q.GPU.Name, Key: q.GPU.Key, UsableBytes: q.GPU.UsableBytes},
 		Fits:          fit != memory.FitDoesNotFit,
@@ -143,7 +153,7 @@ func vramServing(ctx context.Context, query string, q Query, w memory.Workload, 
 	}
 	verdict := a.verdict()
 	res := VRAMResult{
-		Workload:      w,
+		Workload:      VRAMWorkload{Workload: w, ActiveParams: w.Model.ActiveParams(), Architecture: memory.DescribeArchitecture(w)},
 		Estimate:      est,
 		GPU:           VRAMGPU{Name: q.GPU.Name, Key: q.GPU.Key, UsableBytes: q.GPU.UsableBytes},
 		Fits:          r.Starts,
@@ -199,7 +209,9 @@ func vramRequirement(q Query, p plan.Result) pricing.Requirement {
 		if final.Method != memory.MethodInference {
 			flopsPerToken = 6.0 // forward + backward (DESIGN.md §6)
 		}
-		req.TrainFLOPs = flopsPerToken * float64(final.Params) * float64(final.Tokens)
+		// A token's FLOPs are those of the parameters it passes through
+		// (the routed experts, not all of them).
+		req.TrainFLOPs = flopsPerToken * float64(final.Model.ActiveParams()) * float64(final.Tokens)
 	}
 	return req
 }

@@ -74,14 +74,14 @@ func servingEstimate(w Workload) Breakdown {
 		r = serving.Plan(d)
 		total = int64(serving.MaxParallel) << 40
 	}
-	kv := serving.LoadKVBytes(r, load)
 	b := Breakdown{
 		WeightsBytes:     r.WeightsBytes,
 		ActivationsBytes: r.ActivationBytes,
-		KVCacheBytes:     kv,
+		KVCacheBytes:     sat(serving.LoadKVBytes(r, load)),
 		TotalBytes:       total,
 	}
-	b.PeakAllocatedBytes = b.WeightsBytes + b.ActivationsBytes + b.KVCacheBytes
+	b.PeakAllocatedBytes = sat(float64(b.WeightsBytes) + float64(b.ActivationsBytes) + float64(b.KVCacheBytes))
+	b.TotalBytes = max(b.TotalBytes, b.PeakAllocatedBytes)
 	b.RuntimeOverheadBytes = max(0, b.TotalBytes-b.PeakAllocatedBytes)
 	return b
 }

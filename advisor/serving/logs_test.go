@@ -29,9 +29,8 @@ type logCase struct {
 	Generation string `json:"generation"`
 	// Query reproduces the start-up through `vram --json`.
 	Query string `json:"query"`
-	// Model is a catalog name; Arch a model of testdata/models.json.
+	// Model is a catalog name.
 	Model               string             `json:"model"`
-	Arch                string             `json:"arch"`
 	GPU                 string             `json:"gpu"`
 	TP                  int                `json:"tp"`
 	PP                  int                `json:"pp"`
@@ -73,27 +72,6 @@ func loadLogCases(t testing.TB) []logCase {
 	return out
 }
 
-// testModels are the architectures of testdata/models.json.
-func testModels(t testing.TB) map[string]arch.Model {
-	t.Helper()
-	data, err := os.ReadFile("testdata/models.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Models []arch.Model `json:"models"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]arch.Model{}
-	for _, m := range doc.Models {
-		m.Params = m.ComputeParams()
-		out[m.Name] = m
-	}
-	return out
-}
-
 // testGPU is a catalog GPU or a memory budget such as "8gb".
 func testGPU(t testing.TB, name string) catalog.GPU {
 	t.Helper()
@@ -108,19 +86,11 @@ func testGPU(t testing.TB, name string) catalog.GPU {
 }
 
 // deployment is the case as a serving.Deployment.
-func (c logCase) deployment(t testing.TB, models map[string]arch.Model) serving.Deployment {
+func (c logCase) deployment(t testing.TB) serving.Deployment {
 	t.Helper()
-	var m arch.Model
-	if c.Arch != "" {
-		var ok bool
-		if m, ok = models[c.Arch]; !ok {
-			t.Fatalf("%s: no model %q in testdata/models.json", c.ID, c.Arch)
-		}
-	} else {
-		var ok bool
-		if m, ok = catalog.LookupModel(c.Model); !ok {
-			t.Fatalf("%s: no catalog model %q", c.ID, c.Model)
-		}
+	m, ok := catalog.LookupModel(c.Model)
+	if !ok {
+		t.Fatalf("%s: no catalog model %q", c.ID, c.Model)
 	}
 	if c.Quant != nil {
 		m.Quant = c.Quant
@@ -153,10 +123,9 @@ type logRow struct {
 }
 
 func evaluateLogs(t testing.TB) []logRow {
-	models := testModels(t)
 	var rows []logRow
 	for _, c := range loadLogCases(t) {
-		r := serving.Plan(c.deployment(t, models))
+		r := serving.Plan(c.deployment(t))
 		row := logRow{id: c.ID, starts: c.Observed.Starts, predStarts: r.Starts,
 			weights: math.NaN(), kv: math.NaN(), tokens: math.NaN(), weightsErr: math.NaN(), kvErr: math.NaN(), tErr: math.NaN(),
 			predWeights: float64(r.WeightsBytes) / (1 << 30), predKV: float64(r.KVCacheAvailableBytes) / (1 << 30), predTokens: float64(r.KVCacheTokens)}

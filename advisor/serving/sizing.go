@@ -194,19 +194,8 @@ const maxRequirement = int64(16) << 40
 // LoadKVBytes is the KV cache a load of users sequences of the deployment's
 // max_model_len fills on one GPU (windows capped, states included): the
 // memory of the load, not the engine's whole pool.
-func LoadKVBytes(r Result, users int) int64 {
+func LoadKVBytes(r Result, users int) float64 {
 	d := r.Deployment
 	specs := kvSpecs(d.Model, max(1, d.TP), stages(d.Model, max(1, d.PP))[0].layers, kvElemBytes(d.KVCacheDtype))
-	return saturate(math.Ceil(cacheBytes(specs, r.MaxModelLen, max(1, users))))
-}
-
-// saturate converts bytes to int64, saturating instead of overflowing.
-func saturate(v float64) int64 {
-	switch {
-	case math.IsNaN(v) || v <= 0:
-		return 0
-	case v >= math.MaxInt64/2:
-		return math.MaxInt64 / 2
-	}
-	return int64(v)
+	return math.Ceil(cacheBytes(specs, r.MaxModelLen, max(1, users)))
 }
