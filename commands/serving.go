@@ -376,18 +376,10 @@ func (a servingAnswer) sections(w memory.Workload) []reply.Section {
 		if r.Starts {
 			title = fmt.Sprintf("Any one of these holds the %d sequences (cheapest first)", a.load)
 		}
-		s := reply.Section{Title: title}
+		out = append(out, reply.Section{Title: title})
 		for _, c := range a.changes {
-			item := c.Title + " — " + c.Cost
-			if c.Flags != "" {
-				item += " (`" + c.Flags + "`)"
-			}
-			s.Items = append(s.Items, item)
+			out = append(out, vramFixSection(c.Fix))
 		}
-		if first := a.changes[0]; first.Flags != "" && strings.HasPrefix(first.Flags, "-") {
-			s.Code = []reply.Code{{Lang: "bash", Text: launchCommand(a.engine, w, first.Flags)}}
-		}
-		out = append(out, s)
 	} else if !r.Starts {
 		out = append(out, reply.Section{Title: "No single change makes " + e + " start", Text: "Not on up to 8 GPUs of the catalog with these settings: a multi-node deployment or a smaller model."})
 	}
@@ -455,45 +447,19 @@ func (a servingAnswer) offersSection() reply.Section {
 	return s
 }
 
-// launchCommand is the engine's command line with a change applied.
-func launchCommand(e serving.Engine, w memory.Workload, flags string) string {
-	model := w.Model.HFID
-	if model == "" {
-		model = w.ModelName
-	}
-	switch e {
-	case serving.EngineSGLang:
-		return fmt.Sprintf("python -m sglang.launch_server --model-path %s %s", model, flags)
-	case serving.EngineTGI:
-		return fmt.Sprintf("text-generation-launcher --model-id %s %s", model, flags)
-	case serving.EngineLlamaCpp:
-		return fmt.Sprintf("llama-server -m model.gguf %s", flags)
-	}
-	return fmt.Sprintf("vllm serve %s %s", model, flags)
-}
-
-// servingStages are the changes as staged fixes (each one alone makes it
-// start), for the JSON `stages` the other answers share.
+// servingStages are the changes as the staged fixes the other answers
+// share (each one alone makes it start or hold the load).
 func (a servingAnswer) servingStages() []fix.Stage {
 	var stages []fix.Stage
 	for _, c := range a.changes {
 		level := fix.LevelOneLiner
-		switch c.ID {
-		case serving.ChangeTensorParallel:
-			level = fix.LevelConfig
-		case serving.ChangeInt8Weights, serving.ChangeNF4Weights:
-			level = fix.LevelMethod
-		case serving.ChangeBiggerGPU:
-			level = fix.LevelHardware
-		}
-		f := fix.Fix{ID: c.ID, Title: c.Title, Cost: c.Cost}
-		if c.Flags != "" && strings.HasPrefix(c.Flags, "-") {
-			f.Snippet, f.SnippetLang = c.Flags, "bash"
+		if d, ok := fix.Lookup(c.ID); ok {
+			level = d.Level
 		}
 		if n := len(stages); n == 0 || stages[n-1].Level != level {
 			stages = append(stages, fix.Stage{Stage: n + 1, Level: level, Title: level.Title()})
 		}
-		stages[len(stages)-1].Fixes = append(stages[len(stages)-1].Fixes, f)
+		stages[len(stages)-1].Fixes = append(stages[len(stages)-1].Fixes, c.Fix)
 	}
 	if stages == nil {
 		stages = []fix.Stage{}

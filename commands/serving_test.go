@@ -73,7 +73,7 @@ func TestServingIssueAnswers(t *testing.T) {
 		t.Fatalf("llama-3.1-8b 128k 4090: starts %v, fits %v, error %q", s.Starts, s.MaxModelLenThatFits, s.Error)
 	}
 	first := s.Changes[0]
-	if first.ID != serving.ChangeMaxModelLen || !strings.Contains(first.Flags, "--max-model-len") {
+	if first.ID != serving.ChangeMaxModelLen || !strings.Contains(first.Snippet, "--max-model-len") {
 		t.Errorf("first change %+v", first)
 	}
 	if n := first.Result.MaxModelLen; n > *s.MaxModelLenThatFits || float64(n) < 0.8*float64(*s.MaxModelLenThatFits) {

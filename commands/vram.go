@@ -172,7 +172,7 @@ func vramServing(ctx context.Context, query string, q Query, w memory.Workload, 
 	}
 	summary := verdict + "."
 	if len(a.changes) > 0 {
-		summary += "\nCheapest change: " + a.changes[0].Title + "."
+		summary += "\nCheapest change: " + a.changes[0].Heading() + "."
 	}
 	context := append(append([]string{}, w.Assumptions...), r.Assumptions...)
 	if a.speed.Basis != "" {

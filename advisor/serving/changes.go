@@ -3,32 +3,31 @@ package serving
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/fix"
 )
 
-// Change ids: the fix catalogue's canonical ids where it has one
-// (advisor/fix), so the OOM diagnosis and the planner name changes alike.
+// Change ids are the fix catalogue's (advisor/fix), so the OOM diagnosis
+// and the planner name, title and snippet a change alike.
 const (
-	ChangeMaxModelLen    = "max-model-len"
-	ChangeFP8KVCache     = "fp8-kv-cache"
-	ChangeGPUUtilization = "gpu-memory-utilization"
-	ChangeTensorParallel = "tensor-parallel"
-	ChangeInt8Weights    = "int8-weights" // an 8-bit (FP8) checkpoint
-	ChangeNF4Weights     = "nf4-weights"  // a 4-bit (AWQ/GPTQ) checkpoint
-	ChangeBiggerGPU      = "bigger-gpu"
-	ChangeGPULayers      = "gpu-layers" // llama.cpp -ngl
+	ChangeMaxModelLen    = fix.MaxModelLen
+	ChangeFP8KVCache     = fix.FP8KVCache
+	ChangeGPUUtilization = fix.GPUMemoryUtilization
+	ChangeTensorParallel = fix.TensorParallel
+	ChangeInt8Weights    = fix.Int8Weights // an 8-bit (FP8) checkpoint
+	ChangeNF4Weights     = fix.NF4Weights  // a 4-bit (AWQ/GPTQ) checkpoint
+	ChangeBiggerGPU      = fix.BiggerGPU
 )
 
-// Change is one change to a deployment and what the engine does with it.
+// Change is one change to a deployment, as the fix catalogue writes it for
+// the engine (title, detail with the numbers, cost, the engine's command),
+// and what the engine does with it.
 type Change struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	Cost  string `json:"cost"`
-	// Flags are the engine's own flags for it ("--max-model-len 32768").
-	Flags  string `json:"flags"`
+	fix.Fix
 	Result Result `json:"-"`
 }
 
@@ -58,39 +57,44 @@ const (
 func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog.GPU) []Change {
 	d := r.Input
 	resolved := r.Deployment
+	e := d.Engine
+	base := fix.Params{ModelID: modelID(d.Model), GPUName: d.GPU.Name, FP8: d.GPU.FP8, NoBF16: !d.GPU.BF16,
+		MaxModelLen: resolved.MaxModelLen, TP: resolved.TP, PP: resolved.PP, GPUs: resolved.TP * resolved.PP}
 	var out []Change
-	try := func(c Change, nd Deployment) {
-		c.Result = plan(nd, true)
-		if goal(c.Result) {
-			out = append(out, c)
+	add := func(id string, p fix.Params, res Result) {
+		if f, ok := fix.Make(id, fix.Framework(e), p); ok {
+			out = append(out, Change{Fix: f, Result: res})
 		}
 	}
-	e := d.Engine
-	if allowShorter && r.MaxModelLenThatFits >= minUsefulContext {
-		n := RoundContext(r.MaxModelLenThatFits)
-		nd := d
-		nd.MaxModelLen = n
-		try(Change{ID: ChangeMaxModelLen, Title: fmt.Sprintf("Cap the context at %d tokens (%s estimates %d fit; was %d)", n, e.Label(), r.MaxModelLenThatFits, resolved.MaxModelLen),
-			Cost: fmt.Sprintf("requests longer than %d tokens (prompt + output) are refused", n), Flags: flag(e, ChangeMaxModelLen, n)}, nd)
+	try := func(id string, p fix.Params, nd Deployment) {
+		if res := plan(nd, true); goal(res) {
+			add(id, p, res)
+		}
 	}
-	if d.GPU.FP8 && (d.KVCacheDtype == KVAuto || d.KVCacheDtype == KVFP16) && e != EngineLlamaCpp && e != EngineOllama {
+	llama := e == EngineLlamaCpp || e == EngineOllama
+	if allowShorter && r.MaxModelLenThatFits >= minUsefulContext {
+		nd := d
+		nd.MaxModelLen = RoundContext(r.MaxModelLenThatFits)
+		p := base
+		p.MaxModelLen, p.WasMaxModelLen, p.EngineMaxModelLen = nd.MaxModelLen, resolved.MaxModelLen, r.MaxModelLenThatFits
+		try(ChangeMaxModelLen, p, nd)
+	}
+	if (d.KVCacheDtype == KVAuto || d.KVCacheDtype == KVFP16) && (llama || d.GPU.FP8) {
 		nd := d
 		nd.KVCacheDtype = KVFP8
-		try(Change{ID: ChangeFP8KVCache, Title: fmt.Sprintf("fp8 KV cache (%s supports fp8)", d.GPU.Name),
-			Cost: "halves the KV cache per token; a small accuracy risk on long contexts", Flags: flag(e, ChangeFP8KVCache, 0)}, nd)
-	}
-	if (e == EngineLlamaCpp || e == EngineOllama) && (d.KVCacheDtype == KVAuto || d.KVCacheDtype == KVFP16) {
-		nd := d
-		nd.KVCacheDtype = KVQ8
-		try(Change{ID: ChangeFP8KVCache, Title: "q8_0 KV cache", Cost: "halves the KV cache; needs flash attention for the V cache", Flags: flag(e, ChangeFP8KVCache, 0)}, nd)
+		if llama {
+			nd.KVCacheDtype = KVQ8
+		}
+		try(ChangeFP8KVCache, base, nd)
 	}
 	if (e == EngineVLLM || e == EngineSGLang) && resolved.MemoryFraction < maxUtilization {
 		for u := resolved.MemoryFraction + 0.01; u <= maxUtilization+1e-9; u += 0.01 {
 			nd := d
-			nd.MemoryFraction = float64(int(u*100+0.5)) / 100
+			nd.MemoryFraction = math.Round(u*100) / 100
 			if res := plan(nd, true); goal(res) {
-				out = append(out, Change{ID: ChangeGPUUtilization, Title: fmt.Sprintf("Raise the memory fraction to %.2f (was %.2f)", nd.MemoryFraction, resolved.MemoryFraction),
-					Cost: "less room outside the budget for the CUDA context, graphs and other processes", Flags: flag(e, ChangeGPUUtilization, int(nd.MemoryFraction*100)), Result: res})
+				p := base
+				p.GPUMemoryUtilization = nd.MemoryFraction
+				add(ChangeGPUUtilization, p, res)
 				break
 			}
 		}
@@ -103,33 +107,42 @@ func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog
 			nd := d
 			nd.TP = tp
 			if res := plan(nd, true); goal(res) {
-				out = append(out, Change{ID: ChangeTensorParallel, Title: fmt.Sprintf("Tensor parallel across %d× %s (was %d)", tp*resolved.PP, d.GPU.Name, resolved.TP*resolved.PP),
-					Cost: fmt.Sprintf("%d GPUs in one node (NVLink preferred); each holds 1/%d of the weights and KV heads", tp*resolved.PP, tp), Flags: flag(e, ChangeTensorParallel, tp), Result: res})
+				p := base
+				p.TP, p.GPUs = tp, tp*resolved.PP
+				add(ChangeTensorParallel, p, res)
 				break
 			}
 		}
 	}
-	if d.Model.Quant == nil && e != EngineLlamaCpp && e != EngineOllama {
+	if d.Model.Quant == nil && !llama {
 		if d.GPU.FP8 {
 			nd := d
 			nd.Model.Quant = FP8Checkpoint()
-			try(Change{ID: ChangeInt8Weights, Title: "An FP8 checkpoint (8-bit weights)", Cost: "about half the weight memory; accuracy within a point on most benchmarks; fp8 tensor cores keep it fast",
-				Flags: flag(e, ChangeInt8Weights, 0)}, nd)
+			try(ChangeInt8Weights, base, nd)
 		}
 		nd := d
 		nd.Model.Quant = Int4Checkpoint()
-		try(Change{ID: ChangeNF4Weights, Title: "A 4-bit AWQ/GPTQ checkpoint", Cost: "about a quarter of the weight memory; a noticeable accuracy risk on reasoning and code",
-			Flags: flag(e, ChangeNF4Weights, 0)}, nd)
+		p := base
+		p.Quant = "AWQ/GPTQ 4-bit"
+		try(ChangeNF4Weights, p, nd)
 	}
-	if bigger := biggerGPU(r, goal, gpus); bigger != nil {
-		out = append(out, *bigger)
+	if c, ok := biggerGPU(r, goal, gpus, base); ok {
+		out = append(out, c)
 	}
 	return out
 }
 
+// modelID is the id the engine would be launched with.
+func modelID(m arch.Model) string {
+	if m.HFID != "" {
+		return m.HFID
+	}
+	return m.Name
+}
+
 // biggerGPU is the smallest GPU of the catalog with more memory than the
 // deployment's on which the same settings reach goal.
-func biggerGPU(r Result, goal func(Result) bool, gpus []catalog.GPU) *Change {
+func biggerGPU(r Result, goal func(Result) bool, gpus []catalog.GPU, p fix.Params) (Change, bool) {
 	d := r.Input
 	sorted := slices.Clone(gpus)
 	slices.SortStableFunc(sorted, func(a, b catalog.GPU) int { return cmp.Compare(a.UsableBytes, b.UsableBytes) })
@@ -137,23 +150,21 @@ func biggerGPU(r Result, goal func(Result) bool, gpus []catalog.GPU) *Change {
 		if g.UsableBytes <= d.GPU.UsableBytes || g.Key == d.GPU.Key {
 			continue
 		}
-		nd := r.Input
+		nd := d
 		nd.GPU = g
 		res := plan(nd, true)
-		if goal(res) {
-			n := r.TP * r.PP
-			return &Change{ID: ChangeBiggerGPU, Title: fmt.Sprintf("A bigger GPU: %s", gpuCount(n, g)),
-				Cost: "a dearer GPU; see the offers below", Flags: "", Result: res}
+		if !goal(res) {
+			continue
 		}
+		p.GPUName, p.NeedBytes = g.Name, d.GPU.UsableBytes
+		f, ok := fix.Make(ChangeBiggerGPU, fix.Framework(d.Engine), p)
+		if !ok {
+			return Change{}, false
+		}
+		f.Detail = gpuCount(r.TP*r.PP, g) + ", the smallest GPU of the catalog it starts on"
+		return Change{Fix: f, Result: res}, true
 	}
-	return nil
-}
-
-func gpuCount(n int, g catalog.GPU) string {
-	if n > 1 {
-		return fmt.Sprintf("%d× %s", n, g.Name)
-	}
-	return g.Name
+	return Change{}, false
 }
 
 // RoundContext is the context length to propose for an engine estimate:
@@ -193,68 +204,9 @@ func Int4Checkpoint() *arch.Quantization {
 	return q
 }
 
-// flag is the engine's own spelling of a change.
-func flag(e Engine, id string, v int) string {
-	switch e {
-	case EngineSGLang:
-		switch id {
-		case ChangeMaxModelLen:
-			return fmt.Sprintf("--context-length %d", v)
-		case ChangeFP8KVCache:
-			return "--kv-cache-dtype fp8_e5m2"
-		case ChangeGPUUtilization:
-			return fmt.Sprintf("--mem-fraction-static %.2f", float64(v)/100)
-		case ChangeTensorParallel:
-			return fmt.Sprintf("--tp %d", v)
-		case ChangeInt8Weights:
-			return "--quantization fp8"
-		case ChangeNF4Weights:
-			return "an AWQ/GPTQ checkpoint (--quantization awq_marlin)"
-		}
-	case EngineTGI:
-		switch id {
-		case ChangeMaxModelLen:
-			return fmt.Sprintf("--max-total-tokens %d", v)
-		case ChangeFP8KVCache:
-			return "--kv-cache-dtype fp8_e5m2"
-		case ChangeTensorParallel:
-			return fmt.Sprintf("--num-shard %d", v)
-		case ChangeInt8Weights:
-			return "--quantize fp8"
-		case ChangeNF4Weights:
-			return "--quantize awq (an AWQ checkpoint)"
-		}
-	case EngineLlamaCpp:
-		switch id {
-		case ChangeMaxModelLen:
-			return fmt.Sprintf("-c %d", v)
-		case ChangeFP8KVCache:
-			return "-fa --cache-type-k q8_0 --cache-type-v q8_0"
-		case ChangeGPULayers:
-			return fmt.Sprintf("-ngl %d", v)
-		}
-	case EngineOllama:
-		switch id {
-		case ChangeMaxModelLen:
-			return fmt.Sprintf("PARAMETER num_ctx %d (or OLLAMA_CONTEXT_LENGTH=%d)", v, v)
-		case ChangeFP8KVCache:
-			return "OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0"
-		}
-	default:
-		switch id {
-		case ChangeMaxModelLen:
-			return fmt.Sprintf("--max-model-len %d", v)
-		case ChangeFP8KVCache:
-			return "--kv-cache-dtype fp8"
-		case ChangeGPUUtilization:
-			return fmt.Sprintf("--gpu-memory-utilization %.2f", float64(v)/100)
-		case ChangeTensorParallel:
-			return fmt.Sprintf("--tensor-parallel-size %d", v)
-		case ChangeInt8Weights:
-			return "--quantization fp8 (or an FP8 checkpoint)"
-		case ChangeNF4Weights:
-			return "an AWQ/GPTQ checkpoint (vLLM picks its Marlin kernels)"
-		}
+func gpuCount(n int, g catalog.GPU) string {
+	if n > 1 {
+		return fmt.Sprintf("%d× %s", n, g.Name)
 	}
-	return ""
+	return g.Name
 }

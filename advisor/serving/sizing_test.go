@@ -155,8 +155,8 @@ func TestChanges(t *testing.T) {
 	if len(changes) < 3 {
 		t.Fatalf("changes %+v", changes)
 	}
-	if changes[0].ID != serving.ChangeMaxModelLen || changes[0].Flags != "--max-model-len 32768" {
-		t.Errorf("first change %s %q, want --max-model-len 32768 (vLLM estimates %d)", changes[0].ID, changes[0].Flags, r.MaxModelLenThatFits)
+	if changes[0].ID != serving.ChangeMaxModelLen || !strings.Contains(changes[0].Snippet, "--max-model-len 32768") || changes[0].Result.MaxModelLen != 32768 {
+		t.Errorf("first change %s %q, want --max-model-len 32768 (vLLM estimates %d)", changes[0].ID, changes[0].Snippet, r.MaxModelLenThatFits)
 	}
 	if last := changes[len(changes)-1]; last.ID != serving.ChangeBiggerGPU {
 		t.Errorf("last change %s, want a bigger GPU", last.ID)
