@@ -389,9 +389,14 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 		w.Batch = 1
 	} else {
 		w.Batch = 1
-		if training {
+		switch {
+		case training:
 			assume(DefaultBatch, "batch not given: assuming bs=1 per GPU")
-		} else {
+		case p.servingEngineAsked():
+			// A serving engine batches requests itself (up to max_num_seqs);
+			// its reply says how many of max_model_len fit at once.
+			q.Defaults = append(q.Defaults, DefaultBatch)
+		default:
 			assume(DefaultBatch, "batch not given: assuming bs=1 (one sequence at a time)")
 		}
 	}
@@ -521,6 +526,16 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 		q.Framework = fix.Framework(c)
 	}
 	return nil
+}
+
+// servingEngineAsked reports whether the query names a serving engine or
+// a serving setting (which implies vLLM).
+func (p *parsedQuery) servingEngineAsked() bool {
+	if v, ok := p.kv["engine"]; ok {
+		c, err := engineEnum.parse("engine", v)
+		return err == nil && serving.Engine(c).Serving()
+	}
+	return p.hasAny(servingKeys) != ""
 }
 
 // defaultInferenceSplit is how an engine uses N GPUs for one model when

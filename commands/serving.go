@@ -170,13 +170,14 @@ func servingRequirement(q Query, a servingAnswer) (pricing.Requirement, bool) {
 	if !ok {
 		return pricing.Requirement{}, false
 	}
-	quant := in.Model.Quant
+	sizedFP8 := a.sized != nil && a.config.Input.Model.Quant == a.sized.Result.Input.Model.Quant && a.sized.Weights == serving.WeightsFP8
 	return pricing.Requirement{
 		MemoryPerGPUBytes: bytes,
 		GPUCount:          max(1, a.config.TP*a.config.PP),
-		NeedFP8:           in.KVCacheDtype == serving.KVFP8 || (quant != nil && quant.Method == "fp8" && quant.Source == "proposed"),
-		NeedBF16:          !slices.Contains(q.Defaults, DefaultPrecision) && q.Workload.Precision == memory.PrecisionBF16,
-		RequestedGPU:      q.RequestedGPU,
+		// An fp8 KV cache, or the FP8 checkpoint the sizing chose for fp8 cards.
+		NeedFP8:      in.KVCacheDtype == serving.KVFP8 || sizedFP8,
+		NeedBF16:     !slices.Contains(q.Defaults, DefaultPrecision) && q.Workload.Precision == memory.PrecisionBF16,
+		RequestedGPU: q.RequestedGPU,
 	}, true
 }
 
@@ -338,7 +339,14 @@ func (a servingAnswer) fields() []reply.Field {
 			{Label: "nvidia-smi shows", Value: vramGiB(r.NvidiaSMIBytes)},
 		}
 	}
-	out := []reply.Field{{Label: "Weights per GPU (\"Model loading took\")", Value: vramGiB(r.WeightsBytes)}}
+	weightsLine, kvLine := `"Model loading took"`, `"Available KV cache memory"`
+	switch a.engine {
+	case serving.EngineSGLang:
+		weightsLine, kvLine = `"Load weight end … mem usage"`, `"KV Cache is allocated"`
+	case serving.EngineTGI:
+		weightsLine, kvLine = "loaded shards", `"KV-cache blocks"`
+	}
+	out := []reply.Field{{Label: "Weights per GPU (" + weightsLine + ")", Value: vramGiB(r.WeightsBytes)}}
 	if r.ActivationBytes > 0 {
 		out = append(out, reply.Field{Label: "Activation peak (profile run)", Value: vramGiB(r.ActivationBytes)})
 	}
@@ -346,7 +354,7 @@ func (a servingAnswer) fields() []reply.Field {
 		out = append(out, reply.Field{Label: "Non-torch memory", Value: vramGiB(r.NonTorchBytes)})
 	}
 	out = append(out,
-		reply.Field{Label: "KV cache (\"Available KV cache memory\")", Value: vramGiB(max(0, r.KVCacheAvailableBytes))},
+		reply.Field{Label: "KV cache (" + kvLine + ")", Value: vramGiB(max(0, r.KVCacheAvailableBytes))},
 		reply.Field{Label: fmt.Sprintf("Budget (%.2f × %s)", r.MemoryFraction, vramGiB(r.TotalMemoryBytes)), Value: vramGiB(r.BudgetBytes)},
 		reply.Field{Label: "nvidia-smi shows", Value: vramGiB(r.NvidiaSMIBytes)})
 	if a.speed.DecodeTokensPerS > 0 {
