@@ -30,18 +30,21 @@ type logCase struct {
 	// Query reproduces the start-up through `vram --json`.
 	Query string `json:"query"`
 	// Model is a catalog name.
-	Model               string             `json:"model"`
-	GPU                 string             `json:"gpu"`
-	TP                  int                `json:"tp"`
-	PP                  int                `json:"pp"`
-	GPUUtil             float64            `json:"gpu_memory_utilization"`
-	MaxModelLen         int                `json:"max_model_len"`
-	MaxNumBatchedTokens int                `json:"max_num_batched_tokens"`
-	MaxNumSeqs          int                `json:"max_num_seqs"`
-	KVDtype             string             `json:"kv_cache_dtype"`
-	Quant               *arch.Quantization `json:"quantization"`
-	Log                 []string           `json:"log"`
-	Observed            struct {
+	Model               string  `json:"model"`
+	GPU                 string  `json:"gpu"`
+	TP                  int     `json:"tp"`
+	PP                  int     `json:"pp"`
+	GPUUtil             float64 `json:"gpu_memory_utilization"`
+	MaxModelLen         int     `json:"max_model_len"`
+	MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
+	MaxNumSeqs          int     `json:"max_num_seqs"`
+	KVDtype             string  `json:"kv_cache_dtype"`
+	// Precision names the checkpoint's format as the grammar does
+	// (arch.Scheme); Quant spells out one the grammar has no name for.
+	Precision string             `json:"precision"`
+	Quant     *arch.Quantization `json:"quantization"`
+	Log       []string           `json:"log"`
+	Observed  struct {
 		Starts   bool     `json:"starts"`
 		Weights  *float64 `json:"weights_gib"`
 		KV       *float64 `json:"kv_cache_gib"`
@@ -91,6 +94,13 @@ func (c logCase) deployment(t testing.TB) serving.Deployment {
 	m, ok := catalog.LookupModel(c.Model)
 	if !ok {
 		t.Fatalf("%s: no catalog model %q", c.ID, c.Model)
+	}
+	if c.Precision != "" {
+		q, ok := arch.Scheme(c.Precision)
+		if !ok {
+			t.Fatalf("%s: unknown precision %q", c.ID, c.Precision)
+		}
+		m.Quant = q
 	}
 	if c.Quant != nil {
 		m.Quant = c.Quant

@@ -183,6 +183,16 @@ func TestEngines(t *testing.T) {
 	if !strings.Contains(sg.Log[1].Text, "KV Cache is allocated. #tokens:") {
 		t.Errorf("SGLang line %q", sg.Log[1].Text)
 	}
+	// SGLang's log in vllm-project/vllm#21348: Qwen3-235B-A22B-FP8 on 4×H100
+	// at mem_fraction_static 0.93, "#tokens: 367404" (the point the
+	// preload estimate is set by, so a check of the formula, not of it).
+	fp8, _ := arch.Scheme("fp8")
+	qwen := mustModel(t, "qwen3-235b-a22b")
+	qwen.Quant = fp8
+	big4 := serving.Plan(serving.Deployment{Engine: serving.EngineSGLang, Model: qwen, GPU: mustGPU(t, "h100"), TP: 4, MemoryFraction: 0.93})
+	if got := float64(big4.KVCacheTokens); math.Abs(got-367404)/367404 > 0.03 {
+		t.Errorf("SGLang Qwen3-235B-A22B-FP8 on 4×H100: %.0f tokens, logged 367,404", got)
+	}
 	tgi := serving.Plan(serving.Deployment{Engine: serving.EngineTGI, Model: llama, GPU: g})
 	if !tgi.Starts || tgi.MaxModelLen >= 131072 || int64(tgi.MaxModelLen) != tgi.KVCacheTokens {
 		t.Errorf("TGI without max_total_tokens should lower it to what fits: starts %v, %d of %d tokens", tgi.Starts, tgi.MaxModelLen, tgi.KVCacheTokens)
