@@ -132,9 +132,9 @@ func CostPerMillionTokens(pricePerHour float64, gpus int, r Result, t Throughput
 
 // OnGPU is the deployment of r moved to another GPU: the same model,
 // parallelism and settings as asked, the engine's defaults for that GPU
-// derived again.
+// derived again (without log lines or assumptions: it prices offers).
 func OnGPU(r Result, g catalog.GPU) Result {
 	d := r.Input
 	d.GPU = g
-	return Plan(d)
+	return plan(d, true)
 }
