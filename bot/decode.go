@@ -150,6 +150,7 @@ type interaction struct {
 	Actions []struct {
 		ActionID string `json:"action_id"`
 		Value    string `json:"value"`
+		ActionTS string `json:"action_ts"`
 	} `json:"actions"`
 }
 
