@@ -69,7 +69,7 @@ func SlashCommand(command, text, responseURL string) url.Values {
 		"token": {"deprecated"}, "team_id": {TeamID}, "team_domain": {"acme"},
 		"channel_id": {"C1"}, "channel_name": {"ml"}, "user_id": {"U1"}, "user_name": {"ada"},
 		"command": {command}, "text": {text}, "api_app_id": {"A1"},
-		"trigger_id": {strconv.FormatInt(time.Now().UnixNano(), 10) + ".738474920.8088930838d88f008e0"},
+		"trigger_id":   {strconv.FormatInt(time.Now().UnixNano(), 10) + ".738474920.8088930838d88f008e0"},
 		"response_url": {responseURL},
 	}
 }
