@@ -1,65 +1,31 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vrambot/vrambot/config"
+	"github.com/vrambot/vrambot/internal/slacktest"
+	"github.com/vrambot/vrambot/internal/testutil"
+	"github.com/vrambot/vrambot/store"
+	"github.com/vrambot/vrambot/store/storetest"
 )
 
-// slackAPI is a minimal fake Slack Web API: it answers the methods serve
-// uses and records which were called with which form values.
-type slackAPI struct {
-	mu    sync.Mutex
-	calls []url.Values
-	names []string
-}
+// oomPaste is a PyTorch OOM message the real parser detects.
+const oomPaste = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 77.90 GiB memory in use. Of the allocated memory 75.10 GiB is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated."
 
-func (s *slackAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_ = r.ParseForm()
-	method := strings.TrimPrefix(r.URL.Path, "/api/")
-	s.mu.Lock()
-	s.names = append(s.names, method)
-	s.calls = append(s.calls, r.Form)
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	switch method {
-	case "auth.test":
-		io.WriteString(w, `{"ok":true,"user_id":"UBOT","bot_id":"BBOT","team_id":"T1"}`)
-	case "chat.postMessage":
-		io.WriteString(w, `{"ok":true,"channel":"C1","ts":"1700000000.000200"}`)
-	case "chat.getPermalink":
-		io.WriteString(w, `{"ok":true,"permalink":"https://example.slack.com/archives/C1/p1700000000000100"}`)
-	default:
-		io.WriteString(w, `{"ok":true}`)
-	}
-}
-
-func (s *slackAPI) posted(method string) []url.Values {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []url.Values
-	for i, n := range s.names {
-		if n == method {
-			out = append(out, s.calls[i])
-		}
-	}
-	return out
-}
-
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,80 +35,152 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func signedRequest(t *testing.T, target, secret, contentType string, body []byte) *http.Request {
-	t.Helper()
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "v0:%s:%s", ts, body)
-	req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("X-Slack-Request-Timestamp", ts)
-	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
-	return req
+// lockedBuffer is serve's stderr, read while serve writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
 }
 
-// TestServeEndToEnd runs `vrambot serve` as the harness would: environment
-// variables only, a fake Slack Web API, signed requests to the real routes.
-func TestServeEndToEnd(t *testing.T) {
-	api := &slackAPI{}
-	fake := httptest.NewServer(api)
-	defer fake.Close()
-	const secret = "test-signing-secret"
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// served is a running `vrambot serve`.
+type served struct {
+	base   string
+	slack  *slacktest.Server
+	stderr *lockedBuffer
+	stop   func() int // cancels serve and returns its exit status
+}
+
+// startServe runs `vrambot serve` as the harness would: environment
+// variables only (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, VRAMBOT_ADDR and
+// VRAMBOT_SLACK_API_URL set for the stand-in Slack, plus extra), signed
+// requests to the real routes.
+func startServe(t testing.TB, extra map[string]string) *served {
+	t.Helper()
+	fs := slacktest.New(t)
 	addr := freeAddr(t)
-	envVars := map[string]string{
-		"SLACK_BOT_TOKEN":       "xoxb-test",
-		"SLACK_SIGNING_SECRET":  secret,
+	vars := map[string]string{
+		"SLACK_BOT_TOKEN":       slacktest.BotToken,
+		"SLACK_SIGNING_SECRET":  slacktest.SigningSecret,
 		"VRAMBOT_ADDR":          addr,
-		"VRAMBOT_SLACK_API_URL": fake.URL + "/api/",
+		"VRAMBOT_SLACK_API_URL": fs.APIURL(),
+	}
+	for k, v := range extra {
+		vars[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	var stderr bytes.Buffer
+	stderr := &lockedBuffer{}
 	go func() {
-		done <- run(ctx, []string{"serve"}, strings.NewReader(""), io.Discard, &stderr, func(k string) (string, bool) { v, ok := envVars[k]; return v, ok })
+		done <- run(ctx, []string{"serve"}, strings.NewReader(""), io.Discard, stderr, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	}()
-	base := "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
+	s := &served{base: "http://" + addr, slack: fs, stderr: stderr}
+	var once sync.Once
+	code := 0
+	s.stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(40 * time.Second):
+				t.Fatal("serve did not stop after cancel")
 			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not come up: %v; stderr: %s", err, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		})
+		return code
 	}
+	t.Cleanup(func() { s.stop() })
+	testutil.Eventually(t, 10*time.Second, "serve answers /healthz", func() bool {
+		resp, err := http.Get(s.base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return s
+}
+
+func (s *served) do(t testing.TB, path, contentType string, body []byte, headers ...string) (int, string) {
+	t.Helper()
+	req := slacktest.SignedRequest(t, s.base+path, contentType, body)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (s *served) event(t testing.TB, id string, inner map[string]any, headers ...string) int {
+	t.Helper()
+	code, _ := s.do(t, "/slack/events", slacktest.JSONContent, slacktest.EventBody(id, inner), headers...)
+	return code
+}
+
+// threads returns the thread_ts of every answered chat.postMessage.
+func (s *served) threads() []string {
+	var out []string
+	for _, c := range s.slack.Answered("chat.postMessage") {
+		out = append(out, c.Args.Get("thread_ts"))
+	}
+	return out
+}
+
+// checkNoSecrets fails if a credential reached serve's log.
+func (s *served) checkNoSecrets(t testing.TB, more ...string) {
+	t.Helper()
+	out := s.stderr.String()
+	for _, secret := range append([]string{slacktest.BotToken, slacktest.SigningSecret, "/response/"}, more...) {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log holds %q", secret)
+		}
+	}
+}
+
+// TestServeEndToEnd: health and metrics, a slash command answered within
+// Slack's 3 seconds, unsigned requests refused, an OOM paste answered once
+// in its thread (a 500 from chat.postMessage retried), a click delivered
+// twice shared once, a file redirect that would carry the token elsewhere
+// refused, and no secret in the log.
+func TestServeEndToEnd(t *testing.T) {
+	var leaked atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Add(1)
+		}
+		_, _ = io.WriteString(w, oomPaste)
+	}))
+	defer elsewhere.Close()
+	s := startServe(t, nil)
 	for _, path := range []string{"/readyz", "/metrics"} {
-		resp, err := http.Get(base + path)
+		resp, err := http.Get(s.base + path)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: %v %v", path, err, resp)
 		}
 		resp.Body.Close()
 	}
 
-	// A signed slash command is answered within Slack's 3 seconds with blocks.
-	form := url.Values{"command": {"/vram"}, "text": {"llama-2-7b lora a100"}, "user_id": {"U1"}, "channel_id": {"C1"},
-		"team_id": {"T1"}, "response_url": {fake.URL + "/response/1"}, "trigger_id": {"1.2.3"}}
+	form := slacktest.SlashCommand("/vram", "llama-2-7b lora a100", s.slack.ResponseURL("1"))
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(signedRequest(t, base+"/slack/commands", secret, "application/x-www-form-urlencoded", []byte(form.Encode())))
-	if err != nil {
-		t.Fatal(err)
+	code, body := s.do(t, "/slack/commands", slacktest.FormContent, []byte(form.Encode()))
+	if code != http.StatusOK || time.Since(start) > 3*time.Second || !strings.Contains(body, `"blocks"`) {
+		t.Fatalf("slash: %d after %s: %.300s", code, time.Since(start), body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || time.Since(start) > 3*time.Second || !strings.Contains(string(body), `"blocks"`) {
-		t.Fatalf("slash: %d after %s: %.300s", resp.StatusCode, time.Since(start), body)
-	}
-
-	// An unsigned request is refused.
-	resp, err = http.Post(base+"/slack/commands", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	resp, err := http.Post(s.base+"/slack/commands", slacktest.FormContent, strings.NewReader(form.Encode()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,59 +189,202 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("unsigned: %d, want 401", resp.StatusCode)
 	}
 
-	// A pasted OOM gets one threaded reply.
-	paste := "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 77.90 GiB memory in use. Of the allocated memory 75.10 GiB is allocated by PyTorch, and 1.20 GiB is reserved by PyTorch but unallocated."
-	event := fmt.Sprintf(`{"type":"event_callback","team_id":"T1","event_id":"Ev1","event_time":%d,"event":{"type":"message","channel":"C1","user":"U1","text":%q,"ts":"1700000000.000100","channel_type":"channel"}}`, time.Now().Unix(), paste)
-	resp, err = http.DefaultClient.Do(signedRequest(t, base+"/slack/events", secret, "application/json", []byte(event)))
+	// A pasted OOM gets one threaded reply, through a 500 from Slack.
+	s.slack.SetFaults("chat.postMessage", slacktest.FailFirst(1, slacktest.Fault{Status: http.StatusInternalServerError}))
+	if code := s.event(t, "EvServe1", slacktest.Message("C1", "1700000000.000100", oomPaste)); code != http.StatusOK {
+		t.Fatalf("event: %d", code)
+	}
+	testutil.Eventually(t, 10*time.Second, "the paste is answered", func() bool { return len(s.slack.Answered("chat.postMessage")) == 1 })
+	if got := s.threads(); len(got) != 1 || got[0] != "1700000000.000100" || len(s.slack.Calls("chat.postMessage")) != 2 {
+		t.Fatalf("threaded replies %v after %d calls", got, len(s.slack.Calls("chat.postMessage")))
+	}
+
+	// A click delivered twice is shared once.
+	click := slacktest.BlockAction("U1", "C1", "share", "7b lora a100", "1700000001.000001", s.slack.ResponseURL("share"))
+	for range 2 {
+		if code, _ := s.do(t, "/slack/interactivity", slacktest.FormContent, []byte(click.Encode())); code != http.StatusOK {
+			t.Fatalf("click: %d", code)
+		}
+	}
+	testutil.Eventually(t, 10*time.Second, "the click is shared", func() bool { return len(s.slack.Answered(slacktest.MethodResponseURL)) >= 1 })
+	time.Sleep(200 * time.Millisecond) // room for a second share to show up, if there were one
+	if n := len(s.slack.Answered(slacktest.MethodResponseURL)); n != 1 {
+		t.Errorf("shared %d times, want 1", n)
+	}
+
+	// A snippet whose URL redirects to another port is not fetched there.
+	link := s.slack.RedirectFile("/files/T1-F1/train.log", elsewhere.URL+"/steal")
+	files := []map[string]any{{"id": "F1", "name": "train.log", "mimetype": "text/plain", "filetype": "text", "mode": "snippet", "size": len(oomPaste), "url_private_download": link}}
+	msg := slacktest.Message("C1", "1700000000.000300", "see log")
+	msg["subtype"], msg["files"] = "file_share", files
+	s.event(t, "EvServe2", msg)
+	testutil.Eventually(t, 10*time.Second, "the redirect was tried", func() bool { return len(s.slack.Calls(slacktest.MethodDownload)) == 1 })
+
+	if code := s.stop(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, s.stderr.String())
+	}
+	if n := leaked.Load(); n != 0 {
+		t.Errorf("the token followed a redirect %d times", n)
+	}
+	if got := s.threads(); len(got) != 1 {
+		t.Errorf("replies %v", got)
+	}
+	s.checkNoSecrets(t)
+}
+
+// TestServeJobs: serve's one cron holds every periodic job with the
+// configured schedules, in VRAMBOT_TZ.
+func TestServeJobs(t *testing.T) {
+	vars := map[string]string{
+		"VRAMBOT_DIGEST_CHANNEL": "C0DIGEST",
+		"VRAMBOT_DIGEST_CRON":    "30 8 * * 1-5",
+		"VRAMBOT_PRICES_CRON":    "@every 2h",
+		"VRAMBOT_TZ":             "Europe/Berlin",
+	}
+	a, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("event: %d", resp.StatusCode)
+	defer a.Close()
+	jobs, err := a.serveJobs(nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for time.Now().Before(deadline) && len(api.posted("chat.postMessage")) == 0 {
-		time.Sleep(20 * time.Millisecond)
-	}
-	posts := api.posted("chat.postMessage")
-	if len(posts) != 1 || posts[0].Get("thread_ts") != "1700000000.000100" || posts[0].Get("channel") != "C1" {
-		t.Fatalf("threaded replies: %v", posts)
-	}
-
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("serve exited %d: %s", code, stderr.String())
+	var names []string
+	for _, j := range jobs {
+		names = append(names, j.name)
+		if !j.atStart {
+			t.Errorf("%s does not run at start", j.name)
 		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop after cancel")
 	}
-	if strings.Contains(stderr.String(), "xoxb-test") || strings.Contains(stderr.String(), secret) {
-		t.Error("a secret reached the logs")
+	if !slices.Equal(names, []string{"prices-refresh", "digest"}) {
+		t.Fatalf("jobs %v", names)
+	}
+	monday := time.Date(2026, 11, 30, 7, 0, 0, 0, a.cfg.Location)
+	if next := jobs[1].schedule.Next(monday); !next.Equal(time.Date(2026, 11, 30, 8, 30, 0, 0, a.cfg.Location)) {
+		t.Errorf("digest next %v", next)
+	}
+	if next := jobs[0].schedule.Next(monday); next.Sub(monday) != 2*time.Hour {
+		t.Errorf("prices next %v", next)
+	}
+	delete(vars, "VRAMBOT_DIGEST_CHANNEL")
+	b, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if jobs, _ := b.serveJobs(nil); len(jobs) != 1 {
+		t.Errorf("without a digest channel: %d jobs", len(jobs))
+	}
+}
+
+// TestRunCronStopsWithItsJobs: the cron runs a job on schedule and, once
+// the context ends, returns only after the running job has.
+func TestRunCronStopsWithItsJobs(t *testing.T) {
+	var runs atomic.Int32
+	var finished atomic.Bool
+	every, err := config.ParseCron("@every 1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []periodicJob{{name: "tick", schedule: every, run: func(ctx context.Context) {
+		runs.Add(1)
+		<-ctx.Done()
+		time.Sleep(50 * time.Millisecond)
+		finished.Store(true)
+	}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runCron(ctx, newServeCron(time.UTC, slog.New(slog.DiscardHandler), jobs)) }()
+	testutil.Eventually(t, 5*time.Second, "the job ran", func() bool { return runs.Load() == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !finished.Load() {
+		t.Error("runCron returned before its running job finished")
+	}
+}
+
+// TestServeStopsEverythingOnAListenError: a port in use fails serve with
+// nothing left running (the error names the address).
+func TestServeStopsEverythingOnAListenError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	vars := map[string]string{"SLACK_BOT_TOKEN": slacktest.BotToken, "SLACK_SIGNING_SECRET": slacktest.SigningSecret, "VRAMBOT_ADDR": l.Addr().String()}
+	code, _, stderr := runCLI(t, vars, "", "serve")
+	if code != 1 || !strings.Contains(stderr, l.Addr().String()) {
+		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
 
 // TestDigestPostsToSlack runs `vrambot digest` with Slack configured: the
 // digest is posted to the channel through the Web API at VRAMBOT_SLACK_API_URL.
 func TestDigestPostsToSlack(t *testing.T) {
-	api := &slackAPI{}
-	fake := httptest.NewServer(api)
-	defer fake.Close()
+	fs := slacktest.New(t)
 	envVars := map[string]string{
-		"SLACK_BOT_TOKEN":        "xoxb-test",
-		"VRAMBOT_SLACK_API_URL":  fake.URL + "/api/",
+		"SLACK_BOT_TOKEN":        slacktest.BotToken,
+		"VRAMBOT_SLACK_API_URL":  fs.APIURL(),
 		"VRAMBOT_DIGEST_CHANNEL": "C0DIGEST",
 	}
 	code, out, stderr := runCLI(t, envVars, "", "digest", "--json", "--at", "2026-11-27T09:00:00Z")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	posts := api.posted("chat.postMessage")
-	if len(posts) == 0 || posts[0].Get("channel") != "C0DIGEST" || posts[0].Get("blocks") == "" {
+	posts := fs.Answered("chat.postMessage")
+	if len(posts) == 0 || posts[0].Args.Get("channel") != "C0DIGEST" || posts[0].Args.Get("blocks") == "" {
 		t.Fatalf("digest posts: %v", posts)
 	}
 	if !strings.Contains(out, `"data_quality"`) {
 		t.Errorf("no digest JSON printed: %.200s", out)
+	}
+}
+
+// purgeEvents removes the dedupe keys serve wrote for event ids starting
+// with prefix (serve uses the default key prefix, so they cannot be
+// isolated the way storetest's own stores are).
+func purgeEvents(t testing.TB, prefix string) {
+	r, err := store.NewRedis(storetest.RedisURL(), store.WithPrefix(store.DefaultPrefix+"dedupe:event:"+prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := r.Purge(ctx); err != nil {
+		t.Errorf("purge: %v", err)
+	}
+}
+
+// redisForServe is REDIS_URL for a serve under test: the test Redis
+// through a proxy the test can pause.
+func redisForServe(t testing.TB) *storetest.Proxy {
+	t.Helper()
+	_, p := storetest.NewPausableRedis(t) // skips, or fails in CI, without Redis
+	return p
+}
+
+// TestServeTwoReplicasOneRedis: the same events delivered to two serve
+// processes on one Redis are answered once each.
+func TestServeTwoReplicasOneRedis(t *testing.T) {
+	p := redisForServe(t)
+	ids := storetest.UniqueID()
+	t.Cleanup(func() { purgeEvents(t, ids) })
+	vars := map[string]string{"REDIS_URL": p.ProxiedRedisURL()}
+	a, b := startServe(t, vars), startServe(t, vars)
+	for i := range 10 {
+		var wg sync.WaitGroup
+		for _, s := range []*served{a, b} {
+			wg.Go(func() { s.event(t, fmt.Sprintf("%s-%d", ids, i), slacktest.Message(fmt.Sprintf("C%d", i), fmt.Sprintf("1700000300.%06d", i), oomPaste)) })
+		}
+		wg.Wait()
+	}
+	testutil.Eventually(t, 20*time.Second, "10 answers", func() bool { return len(a.threads())+len(b.threads()) >= 10 })
+	time.Sleep(300 * time.Millisecond)
+	if n := len(a.threads()) + len(b.threads()); n != 10 {
+		t.Errorf("%d answers for 10 events on two replicas", n)
 	}
 }
