@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -387,4 +388,210 @@ func TestServeTwoReplicasOneRedis(t *testing.T) {
 	if n := len(a.threads()) + len(b.threads()); n != 10 {
 		t.Errorf("%d answers for 10 events on two replicas", n)
 	}
+}
+
+// soakOn skips a long-running test unless VRAMBOT_SOAK is set (CI sets it;
+// see .ci/run and bot's TestSoak).
+func soakOn(t *testing.T) {
+	t.Helper()
+	if os.Getenv("VRAMBOT_SOAK") == "" {
+		t.Skip("long acceptance run off: set VRAMBOT_SOAK (e.g. VRAMBOT_SOAK=30s) to run it")
+	}
+}
+
+// TestSoakServeAcceptance is the acceptance of issue 15 from outside,
+// against `vrambot serve` with production settings (Slack's real pace of
+// one post per second per channel, the real claim lease): it takes about a
+// minute, so it runs with the soak tests.
+func TestSoakServeAcceptance(t *testing.T) {
+	soakOn(t)
+	t.Run("40 pastes in one channel", func(t *testing.T) {
+		t.Parallel()
+		s := startServe(t, nil)
+		const n = 40
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if code := s.event(t, fmt.Sprintf("EvBurst%d", i), slacktest.Message("C1", fmt.Sprintf("1700000400.%06d", i), oomPaste)); code != http.StatusOK {
+					t.Errorf("paste %d: %d", i, code)
+				}
+			})
+		}
+		wg.Wait()
+		testutil.Eventually(t, 90*time.Second, "40 answers", func() bool { return len(s.threads()) >= n })
+		s.event(t, "EvAfter", slacktest.Message("C1", "1700000499.000001", oomPaste))
+		testutil.Eventually(t, 10*time.Second, "the channel answers afterwards", func() bool { return len(s.threads()) == n+1 })
+		if got := s.threads(); len(got) != n+1 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != n+1 {
+			t.Errorf("answers %v", got)
+		}
+		s.checkNoSecrets(t)
+	})
+	t.Run("Redis paused during the claim", func(t *testing.T) {
+		t.Parallel()
+		p := redisForServe(t)
+		id := storetest.UniqueID()
+		t.Cleanup(func() { purgeEvents(t, id) })
+		s := startServe(t, map[string]string{"REDIS_URL": p.ProxiedRedisURL()})
+		paste := slacktest.Message("C1", "1700000500.000001", oomPaste)
+		retry := func(n int) int {
+			return s.event(t, id, paste, "X-Slack-Retry-Num", fmt.Sprint(n), "X-Slack-Retry-Reason", "http_error")
+		}
+		p.Pause()
+		if code := s.event(t, id, paste); code != http.StatusServiceUnavailable {
+			t.Fatalf("during the pause: %d, want 503", code)
+		}
+		p.Resume()
+		// Slack: a retry nearly at once, one after about a minute, one
+		// after about five.
+		first := retry(1)
+		var second int
+		testutil.Eventually(t, 70*time.Second, "a retry is taken", func() bool {
+			time.Sleep(5 * time.Second)
+			second = retry(2)
+			return second == http.StatusOK
+		})
+		testutil.Eventually(t, 10*time.Second, "the answer", func() bool { return len(s.threads()) == 1 })
+		if third := retry(3); third != http.StatusOK {
+			t.Errorf("last retry: %d, want 200 (answered already)", third)
+		}
+		time.Sleep(time.Second)
+		if got := s.threads(); len(got) != 1 {
+			t.Errorf("%d replies (retries answered %d, then %d), want exactly 1", len(got), first, second)
+		}
+		s.checkNoSecrets(t, "xxxxx")
+	})
+	t.Run("a body that never finishes", func(t *testing.T) {
+		t.Parallel()
+		s := startServe(t, nil)
+		conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		body := slacktest.EventBody("EvSlowBody", slacktest.Message("C1", "1700000600.000001", oomPaste))
+		h := http.Header{}
+		slacktest.Sign(h, slacktest.SigningSecret, time.Now(), body)
+		fmt.Fprintf(conn, "POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nX-Slack-Signature: %s\r\nX-Slack-Request-Timestamp: %s\r\n\r\n%s",
+			len(body), h.Get("X-Slack-Signature"), h.Get("X-Slack-Request-Timestamp"), body[:20])
+		start := time.Now()
+		_ = conn.SetReadDeadline(time.Now().Add(45 * time.Second))
+		_, _ = io.Copy(io.Discard, conn)
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("a stuck body held its connection %v", d)
+		} else {
+			t.Logf("a stuck body was cut off after %v", d.Round(100*time.Millisecond))
+		}
+	})
+}
+
+// percentile returns the p-th percentile (0–100) of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, len(sorted)*p/100)]
+}
+
+// loadClient is a keep-alive client for n concurrent senders.
+func loadClient(n int) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
+}
+
+// BenchmarkServeSlashCommands is the red-team's load run: 500 signed
+// /vram commands from 16 clients against `vrambot serve` (real commands,
+// embedded prices), per iteration. It reports the latency of the answer
+// (the HTTP response, which carries it inline).
+func BenchmarkServeSlashCommands(b *testing.B) {
+	const total, clients = 500, 16
+	s := startServe(b, nil)
+	client := loadClient(clients)
+	queries := []string{"7b lora a100", "llama-3-8b qlora bs=4 seq=4096 4090", "mistral-7b inference 24gb", "13b full h100 gpus=8 zero=3", "70b qlora a100"}
+	var all []time.Duration
+	for b.Loop() {
+		latencies := make([]time.Duration, total)
+		jobs := make(chan int)
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() {
+				for i := range jobs {
+					form := slacktest.SlashCommand("/vram", queries[i%len(queries)]+fmt.Sprintf(" bs=%d", i%8+1), s.slack.ResponseURL("load"))
+					req := slacktest.SignedRequest(b, s.base+"/slack/commands", slacktest.FormContent, []byte(form.Encode()))
+					start := time.Now()
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						continue
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					latencies[i] = time.Since(start)
+					if resp.StatusCode != http.StatusOK {
+						b.Errorf("command %d: %d", i, resp.StatusCode)
+					}
+				}
+			})
+		}
+		for i := range total {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		all = append(all, latencies...)
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(percentile(all, 50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(percentile(all, 95).Microseconds())/1000, "p95-ms")
+	b.ReportMetric(float64(all[len(all)-1].Microseconds())/1000, "max-ms")
+}
+
+// BenchmarkServeEvents200Channels is the red-team's second run: 200 OOM
+// pastes, one in each of 200 channels, sent by 16 clients. It reports the
+// ack latency and how long until every paste was answered in its thread.
+func BenchmarkServeEvents200Channels(b *testing.B) {
+	const total, clients = 200, 16
+	s := startServe(b, nil)
+	client := loadClient(clients)
+	var acks, answered []time.Duration
+	round := 0
+	for b.Loop() {
+		round++
+		before := len(s.slack.Answered("chat.postMessage"))
+		latencies := make([]time.Duration, total)
+		jobs := make(chan int)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range clients {
+			wg.Go(func() {
+				for i := range jobs {
+					body := slacktest.EventBody(fmt.Sprintf("EvLoad%d-%d", round, i), slacktest.Message(fmt.Sprintf("CLOAD%03d", i), fmt.Sprintf("1700000700.%06d", round*1000+i), oomPaste))
+					req := slacktest.SignedRequest(b, s.base+"/slack/events", slacktest.JSONContent, body)
+					t0 := time.Now()
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						continue
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					latencies[i] = time.Since(t0)
+					if resp.StatusCode != http.StatusOK {
+						b.Errorf("event %d: %d", i, resp.StatusCode)
+					}
+				}
+			})
+		}
+		for i := range total {
+			jobs <- i
+		}
+		close(jobs)
+		wg.Wait()
+		testutil.Eventually(b, 60*time.Second, "200 answers", func() bool { return len(s.slack.Answered("chat.postMessage"))-before >= total })
+		answered = append(answered, time.Since(start))
+		acks = append(acks, latencies...)
+	}
+	slices.Sort(acks)
+	slices.Sort(answered)
+	b.ReportMetric(float64(percentile(acks, 50).Microseconds())/1000, "ack-p50-ms")
+	b.ReportMetric(float64(percentile(acks, 95).Microseconds())/1000, "ack-p95-ms")
+	b.ReportMetric(float64(percentile(answered, 50).Milliseconds()), "all-answered-ms")
 }

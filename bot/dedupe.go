@@ -9,20 +9,27 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vrambot/vrambot/store"
 )
 
 // Dedupe across replicas and redeliveries (docs/slack.md §A.3: idempotency
 // is mandatory). Every request that can make the bot post is claimed in the
 // store before it is acked:
 //
-//   - events by event_id: a claim is a lease ("in-progress", ClaimTTL) that
-//     its holder renews while it works, replaced by "answered" (DedupeTTL)
-//     once the reply is posted. A claim whose outcome is unknown (the store
-//     timed out, and may still apply the write later) is not a claim: the
-//     event is refused with 503 and a late-applied lease lapses within
-//     ClaimTTL, so Slack's retry after about a minute is answered. A retry
-//     that finds a live lease is refused too (Slack tries again later);
-//     one that finds "answered" is acked and dropped.
+//   - events by event_id, with two keys. "event:<id>" records that the
+//     event was answered (DedupeTTL; the key older bots wrote when they took
+//     an event, so a rolling upgrade keeps deduping). "event:<id>:claim" is
+//     the lease of the delivery answering it (ClaimTTL), renewed by its
+//     holder while it works. A delivery that finds the event answered is
+//     acked and dropped; one that finds a live lease is refused with 503
+//     (Slack tries again later); otherwise it takes the lease. A claim whose
+//     outcome is unknown (the store timed out, and may still apply the
+//     write later) is not a claim: the event is refused with 503, and a
+//     late-applied lease lapses within ClaimTTL, so Slack's retry after
+//     about a minute is answered. The answered marker is written after the
+//     reply is posted; a renewal that lands late only revives the lease,
+//     never hides the marker, which is read first.
 //   - button clicks by action_ts + user + action_id, and slash commands by
 //     a hash of the signed request (timestamp and body): set-if-absent with
 //     DedupeTTL. Slack does not retry these, so only replays and double
@@ -34,7 +41,8 @@ const (
 
 // Key prefixes in the store.
 const (
-	eventKeyPrefix   = "dedupe:event:"
+	eventKeyPrefix   = "event:"
+	leaseSuffix      = ":claim"
 	actionKeyPrefix  = "dedupe:action:"
 	commandKeyPrefix = "dedupe:command:"
 )
@@ -47,42 +55,40 @@ type claimOutcome int
 const (
 	claimTaken     claimOutcome = iota // ours: answer it
 	claimDuplicate                     // answered already: ack and drop
-	claimBusy                          // someone holds a live lease: refuse, Slack retries
+	claimBusy                          // another delivery holds a live lease: refuse, Slack retries
 	claimUnknown                       // the store did not answer: refuse, Slack retries
 )
 
-// claimEvent takes the lease of an event.
+// claimEvent takes the lease of the event whose answered marker is key.
 func (s *Server) claimEvent(ctx context.Context, key string) (claimOutcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, dedupeTimeout)
 	defer cancel()
-	ok, err := s.deps.Store.SetNX(ctx, key, []byte(claimInProgress), s.cfg.ClaimTTL)
-	if err != nil {
+	_, err := s.deps.Store.Get(ctx, key)
+	switch {
+	case err == nil:
+		return claimDuplicate, nil
+	case !errors.Is(err, store.ErrNotFound):
 		return claimUnknown, err
 	}
-	if ok {
-		return claimTaken, nil
-	}
-	v, err := s.deps.Store.Get(ctx, key)
-	if err != nil {
-		// Gone (a lease that just lapsed) or unreadable: let Slack retry.
+	ok, err := s.deps.Store.SetNX(ctx, key+leaseSuffix, []byte(claimInProgress), s.cfg.ClaimTTL)
+	switch {
+	case err != nil:
+		return claimUnknown, err
+	case !ok:
 		return claimBusy, nil
 	}
-	if string(v) == claimInProgress {
-		return claimBusy, nil
-	}
-	// "answered", or the "1" an older bot wrote once it had taken the event.
-	return claimDuplicate, nil
+	return claimTaken, nil
 }
 
-// lease is a held event claim, renewed in the background until closed.
+// lease is a held event claim, renewed in the background until answered.
 type lease struct {
 	s    *Server
-	key  string
+	key  string // the answered marker; the lease is key+leaseSuffix
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
 
-// holdLease renews key's lease every third of ClaimTTL until close.
+// holdLease renews key's lease every third of ClaimTTL until answered.
 func (s *Server) holdLease(key string) *lease {
 	l := &lease{s: s, key: key, stop: make(chan struct{})}
 	l.wg.Go(func() {
@@ -94,7 +100,7 @@ func (s *Server) holdLease(key string) *lease {
 				return
 			case <-t.C:
 				ctx, cancel := context.WithTimeout(context.Background(), dedupeTimeout)
-				err := s.deps.Store.Set(ctx, key, []byte(claimInProgress), s.cfg.ClaimTTL)
+				err := s.deps.Store.Set(ctx, key+leaseSuffix, []byte(claimInProgress), s.cfg.ClaimTTL)
 				cancel()
 				if err != nil {
 					s.log.Warn("renewing an event claim failed", "key", key, "err", err)
@@ -107,7 +113,7 @@ func (s *Server) holdLease(key string) *lease {
 
 // answered stops renewing and records that the event was dealt with (also
 // when the answer finally failed: Slack has the ack and will not retry, and
-// a second delivery must not post twice).
+// a second delivery must not post twice). The lease is left to lapse.
 func (l *lease) answered() {
 	close(l.stop)
 	l.wg.Wait()
@@ -118,12 +124,12 @@ func (l *lease) answered() {
 	}
 }
 
-// releaseClaim gives a taken claim back (the work was not admitted), so a
+// releaseClaim gives a taken lease back (the work was not admitted), so a
 // retry reaches a replica that takes it.
 func (s *Server) releaseClaim(ctx context.Context, key string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dedupeTimeout)
 	defer cancel()
-	if err := s.deps.Store.Delete(ctx, key); err != nil {
+	if err := s.deps.Store.Delete(ctx, key+leaseSuffix); err != nil {
 		s.log.Warn("releasing an event claim failed; it lapses instead", "key", key, "err", err)
 	}
 }

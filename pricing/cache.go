@@ -39,11 +39,19 @@ var errUndecodable = errors.New("unreadable cache entry")
 // checks whether it has finished.
 const lockWaitInterval = 100 * time.Millisecond
 
+// Store is what the Book needs from the store (store.Store has it): the
+// cached offers and the refresh lock.
+type Store interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(context.Context) error, ok bool, err error)
+}
+
 // Book is the price cache: Refresh fills the store from the sources, and
 // Offers, Listing and FindOffers read only the store (never the network),
 // falling back to the offline snapshot when the store is down or empty.
 type Book struct {
-	store        store.Store
+	store        Store
 	sources      []Source
 	fallback     Source
 	ttl          time.Duration
@@ -94,7 +102,7 @@ func WithLogger(l *slog.Logger) BookOption { return func(b *Book) { b.log = l } 
 // NewBook returns a cache of the sources' offers in st. fallback is the
 // offline snapshot (its Fetch must not use the network): it answers when the
 // store is unreachable or holds nothing yet. fallback may be nil.
-func NewBook(st store.Store, sources []Source, fallback Source, opts ...BookOption) *Book {
+func NewBook(st Store, sources []Source, fallback Source, opts ...BookOption) *Book {
 	b := &Book{
 		store:        st,
 		sources:      slices.Clone(sources),
@@ -484,6 +492,9 @@ func (b *Book) Offers(ctx context.Context) ([]Offer, []SourceStatus, error) {
 	return l.Offers, l.Sources, nil
 }
 
+// noPricesNote is the provenance line of an answer that found no prices.
+const noPricesNote = "prices unavailable right now (the cause is logged for the operators)"
+
 // FindOffers ranks the cached offers against req (see Rank) and returns
 // them with provenance lines: where the prices come from, their age, any
 // fallback, and the utilisation cost to finish assumes. It never fails: with
@@ -491,7 +502,10 @@ func (b *Book) Offers(ctx context.Context) ([]Offer, []SourceStatus, error) {
 func (b *Book) FindOffers(ctx context.Context, req Requirement) ([]Offer, []string) {
 	l, err := b.requestListing(ctx)
 	if err != nil {
-		return nil, []string{"prices unavailable: " + err.Error()}
+		// The cause (a store or snapshot error) is internal: the log gets
+		// it, the answer a fixed line (internal/errs).
+		b.log.Error("no prices for a request", "err", err)
+		return nil, []string{noPricesNote}
 	}
 	notes := l.Notes
 	if req.TrainFLOPs > 0 {
