@@ -341,11 +341,17 @@ func TestRedisPausedDuringClaim(t *testing.T) {
 		readAll(t, resp)
 		return resp.StatusCode
 	}
-	proxy.Pause()
+	// The GET of the answered marker goes through; Redis stalls at the
+	// lease's SET NX, which lands only after the bot gave up on it.
+	proxy.PauseBefore("EvPaused:claim", "\r\nnx\r\n")
 	if code := send(0); code != http.StatusServiceUnavailable {
 		t.Fatalf("event during the pause: %d, want 503", code)
 	}
 	proxy.Resume()
+	testutil.Eventually(t, 2*time.Second, "the late claim landed", func() bool {
+		_, err := rs.Get(t.Context(), "event:EvPaused:claim")
+		return err == nil
+	})
 	codes := []int{}
 	testutil.Eventually(t, 10*time.Second, "a retry is taken", func() bool {
 		code := send(len(codes) + 1)
@@ -365,7 +371,7 @@ func TestRedisPausedDuringClaim(t *testing.T) {
 		t.Fatalf("%d replies after the retries %v, want exactly 1", n, codes)
 	}
 	if codes[0] != http.StatusServiceUnavailable {
-		t.Logf("the claim was applied after the first retry (codes %v)", codes)
+		t.Errorf("the retry right after the pause got %d; the late claim should have refused it (codes %v)", codes[0], codes)
 	}
 }
 

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -30,6 +31,9 @@ type Proxy struct {
 	cond   *sync.Cond
 	paused bool
 	closed bool
+	// trigger, when set, pauses the proxy before forwarding the first
+	// client write that holds every one of its markers.
+	trigger [][]byte
 	conns  []net.Conn
 	wg     sync.WaitGroup
 }
@@ -57,6 +61,20 @@ func (p *Proxy) Pause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.paused = true
+}
+
+// PauseBefore arms a pause at the first command a client sends whose bytes
+// hold every marker, case-insensitively (for example a key and "NX"):
+// that command and all
+// after it are held until Resume. It lets a test stall Redis at one
+// chosen command, such as the SET NX of a claim after its GET went through.
+func (p *Proxy) PauseBefore(markers ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trigger = nil
+	for _, m := range markers {
+		p.trigger = append(p.trigger, bytes.ToLower([]byte(m)))
+	}
 }
 
 // Resume delivers what was held and forwards again.
@@ -87,18 +105,21 @@ func (p *Proxy) accept() {
 		}
 		p.conns = append(p.conns, client, server)
 		p.mu.Unlock()
-		p.wg.Go(func() { p.pipe(server, client) })
-		p.wg.Go(func() { p.pipe(client, server) })
+		p.wg.Go(func() { p.pipe(server, client, true) })
+		p.wg.Go(func() { p.pipe(client, server, false) })
 	}
 }
 
 // pipe copies src to dst, waiting while paused; when src ends, whatever it
 // sent before is still delivered, then dst's write side is closed.
-func (p *Proxy) pipe(dst, src net.Conn) {
+func (p *Proxy) pipe(dst, src net.Conn, toServer bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if toServer {
+				p.checkTrigger(buf[:n])
+			}
 			if !p.waitOpen() {
 				return
 			}
@@ -115,6 +136,22 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			return
 		}
 	}
+}
+
+// checkTrigger pauses when chunk holds every marker of an armed trigger.
+func (p *Proxy) checkTrigger(chunk []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.trigger) == 0 {
+		return
+	}
+	lower := bytes.ToLower(chunk)
+	for _, m := range p.trigger {
+		if !bytes.Contains(lower, m) {
+			return
+		}
+	}
+	p.trigger, p.paused = nil, true
 }
 
 // waitOpen blocks while paused; false once the proxy is closed.
