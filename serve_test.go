@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -36,29 +35,11 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-// lockedBuffer is serve's stderr, read while serve writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // served is a running `vrambot serve`.
 type served struct {
 	base   string
 	slack  *slacktest.Server
-	stderr *lockedBuffer
+	stderr *testutil.Buffer
 	stop   func() int // cancels serve and returns its exit status
 }
 
@@ -81,7 +62,7 @@ func startServe(t testing.TB, extra map[string]string) *served {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	stderr := &lockedBuffer{}
+	stderr := &testutil.Buffer{}
 	go func() {
 		done <- run(ctx, []string{"serve"}, strings.NewReader(""), io.Discard, stderr, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	}()
@@ -158,14 +139,7 @@ func (s *served) checkNoSecrets(t testing.TB, more ...string) {
 // twice shared once, a file redirect that would carry the token elsewhere
 // refused, and no secret in the log.
 func TestServeEndToEnd(t *testing.T) {
-	var leaked atomic.Int32
-	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "" {
-			leaked.Add(1)
-		}
-		_, _ = io.WriteString(w, oomPaste)
-	}))
-	defer elsewhere.Close()
+	elsewhere := slacktest.NewTrap(t, oomPaste)
 	s := startServe(t, nil)
 	for _, path := range []string{"/readyz", "/metrics"} {
 		resp, err := http.Get(s.base + path)
@@ -224,7 +198,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if code := s.stop(); code != 0 {
 		t.Errorf("serve exited %d: %s", code, s.stderr.String())
 	}
-	if n := leaked.Load(); n != 0 {
+	if n := elsewhere.Leaks(); n != 0 {
 		t.Errorf("the token followed a redirect %d times", n)
 	}
 	if got := s.threads(); len(got) != 1 {
@@ -379,7 +353,9 @@ func TestServeTwoReplicasOneRedis(t *testing.T) {
 	for i := range 10 {
 		var wg sync.WaitGroup
 		for _, s := range []*served{a, b} {
-			wg.Go(func() { s.event(t, fmt.Sprintf("%s-%d", ids, i), slacktest.Message(fmt.Sprintf("C%d", i), fmt.Sprintf("1700000300.%06d", i), oomPaste)) })
+			wg.Go(func() {
+				s.event(t, fmt.Sprintf("%s-%d", ids, i), slacktest.Message(fmt.Sprintf("C%d", i), fmt.Sprintf("1700000300.%06d", i), oomPaste))
+			})
 		}
 		wg.Wait()
 	}
@@ -477,11 +453,7 @@ func TestSoakServeAcceptance(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		body := slacktest.EventBody("EvSlowBody", slacktest.Message("C1", "1700000600.000001", oomPaste))
-		h := http.Header{}
-		slacktest.Sign(h, slacktest.SigningSecret, time.Now(), body)
-		fmt.Fprintf(conn, "POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nX-Slack-Signature: %s\r\nX-Slack-Request-Timestamp: %s\r\n\r\n%s",
-			len(body), h.Get("X-Slack-Signature"), h.Get("X-Slack-Request-Timestamp"), body[:20])
+		_, _ = io.WriteString(conn, slacktest.PartialRequest("/slack/events", slacktest.EventBody("EvSlowBody", slacktest.Message("C1", "1700000600.000001", oomPaste)), 20))
 		start := time.Now()
 		_ = conn.SetReadDeadline(time.Now().Add(45 * time.Second))
 		_, _ = io.Copy(io.Discard, conn)
@@ -506,6 +478,40 @@ func loadClient(n int) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: n}}
 }
 
+// sendLoad sends total signed requests (built by request) from clients
+// concurrent senders and returns each one's latency. Every answer must be
+// a 200.
+func sendLoad(b *testing.B, client *http.Client, total, clients int, request func(i int) *http.Request) []time.Duration {
+	latencies := make([]time.Duration, total)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for i := range jobs {
+				req := request(i)
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				latencies[i] = time.Since(start)
+				if resp.StatusCode != http.StatusOK {
+					b.Errorf("request %d: %d", i, resp.StatusCode)
+				}
+			}
+		})
+	}
+	for i := range total {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return latencies
+}
+
 // BenchmarkServeSlashCommands is the red-team's load run: 500 signed
 // /vram commands from 16 clients against `vrambot serve` (real commands,
 // embedded prices), per iteration. It reports the latency of the answer
@@ -517,35 +523,10 @@ func BenchmarkServeSlashCommands(b *testing.B) {
 	queries := []string{"7b lora a100", "llama-3-8b qlora bs=4 seq=4096 4090", "mistral-7b inference 24gb", "13b full h100 gpus=8 zero=3", "70b qlora a100"}
 	var all []time.Duration
 	for b.Loop() {
-		latencies := make([]time.Duration, total)
-		jobs := make(chan int)
-		var wg sync.WaitGroup
-		for range clients {
-			wg.Go(func() {
-				for i := range jobs {
-					form := slacktest.SlashCommand("/vram", queries[i%len(queries)]+fmt.Sprintf(" bs=%d", i%8+1), s.slack.ResponseURL("load"))
-					req := slacktest.SignedRequest(b, s.base+"/slack/commands", slacktest.FormContent, []byte(form.Encode()))
-					start := time.Now()
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						continue
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					latencies[i] = time.Since(start)
-					if resp.StatusCode != http.StatusOK {
-						b.Errorf("command %d: %d", i, resp.StatusCode)
-					}
-				}
-			})
-		}
-		for i := range total {
-			jobs <- i
-		}
-		close(jobs)
-		wg.Wait()
-		all = append(all, latencies...)
+		all = append(all, sendLoad(b, client, total, clients, func(i int) *http.Request {
+			form := slacktest.SlashCommand("/vram", queries[i%len(queries)]+fmt.Sprintf(" bs=%d", i%8+1), s.slack.ResponseURL("load"))
+			return slacktest.SignedRequest(b, s.base+"/slack/commands", slacktest.FormContent, []byte(form.Encode()))
+		})...)
 	}
 	slices.Sort(all)
 	b.ReportMetric(float64(percentile(all, 50).Microseconds())/1000, "p50-ms")
@@ -565,38 +546,13 @@ func BenchmarkServeEvents200Channels(b *testing.B) {
 	for b.Loop() {
 		round++
 		before := len(s.slack.Answered("chat.postMessage"))
-		latencies := make([]time.Duration, total)
-		jobs := make(chan int)
-		var wg sync.WaitGroup
 		start := time.Now()
-		for range clients {
-			wg.Go(func() {
-				for i := range jobs {
-					body := slacktest.EventBody(fmt.Sprintf("EvLoad%d-%d", round, i), slacktest.Message(fmt.Sprintf("CLOAD%03d", i), fmt.Sprintf("1700000700.%06d", round*1000+i), oomPaste))
-					req := slacktest.SignedRequest(b, s.base+"/slack/events", slacktest.JSONContent, body)
-					t0 := time.Now()
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						continue
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					latencies[i] = time.Since(t0)
-					if resp.StatusCode != http.StatusOK {
-						b.Errorf("event %d: %d", i, resp.StatusCode)
-					}
-				}
-			})
-		}
-		for i := range total {
-			jobs <- i
-		}
-		close(jobs)
-		wg.Wait()
+		acks = append(acks, sendLoad(b, client, total, clients, func(i int) *http.Request {
+			body := slacktest.EventBody(fmt.Sprintf("EvLoad%d-%d", round, i), slacktest.Message(fmt.Sprintf("CLOAD%03d", i), fmt.Sprintf("1700000700.%06d", round*1000+i), oomPaste))
+			return slacktest.SignedRequest(b, s.base+"/slack/events", slacktest.JSONContent, body)
+		})...)
 		testutil.Eventually(b, 60*time.Second, "200 answers", func() bool { return len(s.slack.Answered("chat.postMessage"))-before >= total })
 		answered = append(answered, time.Since(start))
-		acks = append(acks, latencies...)
 	}
 	slices.Sort(acks)
 	slices.Sort(answered)

@@ -19,6 +19,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/vrambot/vrambot/internal/slacktest"
+	"github.com/vrambot/vrambot/internal/testutil"
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
 	"github.com/vrambot/vrambot/store/storetest"
@@ -644,7 +645,7 @@ func BenchmarkSlashCommand(b *testing.B) {
 // unreachable, forged requests) and checks that no token, signing secret
 // or response_url reaches the logs.
 func TestLogsHoldNoSecrets(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.Buffer
 	fs := slacktest.New(t)
 	ts := newTestServer(t, fs, nil, func(c *Config, d *Deps) {
 		c.APIURL = fs.URL + "/down/"

@@ -207,22 +207,4 @@ func readAll(t testing.TB, resp *http.Response) string {
 	return string(b)
 }
 
-// syncBuffer is a log sink tests read while the bot writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 const oomPaste = "Traceback (most recent call last):\n  File \"train.py\", line 10\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 77.90 GiB memory in use. Of the allocated memory 75.1 GiB is allocated by PyTorch, and 1.2 GiB is reserved by PyTorch but unallocated."

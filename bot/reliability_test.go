@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -392,14 +391,7 @@ func TestEventWithoutEventIDIsDeduped(t *testing.T) {
 // origin it was sent to; a redirect to another port on the same host (or
 // anywhere else) is refused, so the token never reaches it.
 func TestDownloadRedirects(t *testing.T) {
-	var leaked atomic.Int32
-	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "" {
-			leaked.Add(1)
-		}
-		_, _ = io.WriteString(w, oomPaste)
-	}))
-	t.Cleanup(elsewhere.Close)
+	elsewhere := slacktest.NewTrap(t, oomPaste)
 	tests := []struct {
 		name    string
 		url     func(fs *slacktest.Server) string
@@ -428,7 +420,7 @@ func TestDownloadRedirects(t *testing.T) {
 			}
 		})
 	}
-	if n := leaked.Load(); n != 0 {
+	if n := elsewhere.Leaks(); n != 0 {
 		t.Errorf("the token reached another origin %d times", n)
 	}
 }
@@ -463,11 +455,7 @@ func TestUnfinishedBodyIsCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	body := slacktest.EventBody("EvSlow", message(oomPaste))
-	h := http.Header{}
-	slacktest.Sign(h, testSecret, time.Now(), body)
-	fmt.Fprintf(conn, "POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\nX-Slack-Signature: %s\r\nX-Slack-Request-Timestamp: %s\r\n\r\n%s",
-		len(body), h.Get("X-Slack-Signature"), h.Get("X-Slack-Request-Timestamp"), body[:10])
+	_, _ = io.WriteString(conn, slacktest.PartialRequest("/slack/events", slacktest.EventBody("EvSlow", message(oomPaste)), 10))
 	start := time.Now()
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	_, _ = io.Copy(io.Discard, conn) // returns when the server closes the connection
@@ -544,7 +532,7 @@ func TestConnectionLimit(t *testing.T) {
 // the drain deadline, cancels and logs what does not, and admits nothing
 // after it began.
 func TestDrainFinishesAckedWorkAndLogsDrops(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.Buffer
 	ts := newTestServer(t, nil, nil, func(c *Config, d *Deps) {
 		c.DrainTimeout = 300 * time.Millisecond
 		d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -589,7 +577,7 @@ func TestDrainFinishesAckedWorkAndLogsDrops(t *testing.T) {
 // response_url, a mention's thread, a shared click), and its detail only
 // in the log.
 func TestInternalErrorsNeverReachSlack(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.Buffer
 	ts := newTestServer(t, nil, nil, func(c *Config, d *Deps) {
 		d.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})

@@ -3,16 +3,17 @@ package bot
 import (
 	"fmt"
 	"log/slog"
-	"strings"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vrambot/vrambot/internal/slacktest"
+	"github.com/vrambot/vrambot/internal/testutil"
 	"github.com/vrambot/vrambot/store/storetest"
 )
 
@@ -63,7 +64,7 @@ func TestSoak(t *testing.T) {
 		}
 		return slacktest.Fault{}
 	})
-	var logs syncBuffer
+	var logs testutil.Buffer
 	opts := func(c *Config, dp *Deps) {
 		dp.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		c.PostInterval = 20 * time.Millisecond

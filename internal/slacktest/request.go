@@ -7,9 +7,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -89,3 +92,38 @@ func BlockAction(user, channel, actionID, value, actionTS, responseURL string) u
 	})
 	return url.Values{"payload": {string(payload)}}
 }
+
+// PartialRequest is the raw HTTP/1.1 text of a signed POST of body to path
+// that stops after sent bytes of the body: a client that never finishes.
+func PartialRequest(path string, body []byte, sent int) string {
+	h := http.Header{}
+	Sign(h, SigningSecret, time.Now(), body)
+	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: slack\r\nContent-Type: %s\r\nContent-Length: %d\r\nX-Slack-Signature: %s\r\nX-Slack-Request-Timestamp: %s\r\n\r\n%s",
+		path, JSONContent, len(body), h.Get("X-Slack-Signature"), h.Get("X-Slack-Request-Timestamp"), body[:min(sent, len(body))])
+}
+
+// Trap is a server that is not Slack: it answers every request with its
+// body and counts those that carried an Authorization header, so a test
+// can show a token never went there.
+type Trap struct {
+	URL   string
+	leaks atomic.Int32
+}
+
+// NewTrap starts a Trap, closed when the test ends.
+func NewTrap(tb testing.TB, body string) *Trap {
+	tb.Helper()
+	t := &Trap{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			t.leaks.Add(1)
+		}
+		_, _ = io.WriteString(w, body)
+	}))
+	tb.Cleanup(srv.Close)
+	t.URL = srv.URL
+	return t
+}
+
+// Leaks is how many requests reached the trap with a token.
+func (t *Trap) Leaks() int { return int(t.leaks.Load()) }

@@ -145,10 +145,11 @@ func (s *Server) ResponseURL(name string) string { return s.URL + "/response/" +
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
 // SetFaults makes f decide the fault of every later call of method (nil:
-// none). Counting starts at the first call of the method.
+// none); f's n counts from the next call.
 func (s *Server) SetFaults(method string, f FaultFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.counts[method] = 0
 	if f == nil {
 		delete(s.faults, method)
 		return

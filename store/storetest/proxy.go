@@ -34,8 +34,8 @@ type Proxy struct {
 	// trigger, when set, pauses the proxy before forwarding the first
 	// client write that holds every one of its markers.
 	trigger [][]byte
-	conns  []net.Conn
-	wg     sync.WaitGroup
+	conns   []net.Conn
+	wg      sync.WaitGroup
 }
 
 // NewProxy listens on a loopback port and forwards to target (host:port)
