@@ -360,7 +360,7 @@ func TestServeTwoReplicasOneRedis(t *testing.T) {
 		wg.Wait()
 	}
 	testutil.Eventually(t, 20*time.Second, "10 answers", func() bool { return len(a.threads())+len(b.threads()) >= 10 })
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // room for a second answer to show up, if there were one
 	if n := len(a.threads()) + len(b.threads()); n != 10 {
 		t.Errorf("%d answers for 10 events on two replicas", n)
 	}

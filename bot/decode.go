@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/vrambot/vrambot/internal/safetext"
 )
 
 // The decoders below read only the fields the bot uses, so a payload with
@@ -73,7 +75,7 @@ func decodeEvent(body []byte) (eventEnvelope, error) {
 	case envelopeURLVerification, envelopeCallback, envelopeRateLimited:
 		return env, nil
 	default:
-		return eventEnvelope{}, fmt.Errorf("decode event: unknown type %q", truncateRunes(env.Type, 40))
+		return eventEnvelope{}, fmt.Errorf("decode event: unknown type %s", safetext.Quote(env.Type, 40))
 	}
 }
 

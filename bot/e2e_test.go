@@ -688,17 +688,14 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ts.Serve(ctx, addr) }()
-	var resp *http.Response
-	for range 100 {
-		if resp, err = http.Get("http://" + addr + "/healthz"); err == nil {
-			break
+	testutil.Eventually(t, 5*time.Second, "healthz answers", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("healthz: %v", err)
-	}
-	readAll(t, resp)
+		readAll(t, resp)
+		return resp.StatusCode == http.StatusOK
+	})
 	cancel()
 	select {
 	case err := <-done:

@@ -271,6 +271,7 @@ func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, req signed
 func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request, req signedRequest) string {
 	env, err := decodeEvent(req.body)
 	if err != nil {
+		s.log.Info("undecodable event", "err", err)
 		writeText(w, http.StatusBadRequest, "bad event")
 		return outcomeBadRequest
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/vrambot/vrambot/internal/safetext"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -211,12 +212,17 @@ func fileName(r reply.Reply) string {
 	return "vrambot-" + r.Kind + ".txt"
 }
 
+// fallbackTitle is the title of the file a long reply is attached as:
+// shown by Slack as is, so sanitised like any echoed text.
 func fallbackTitle(r reply.Reply) string {
-	if t := oneLine(r.Title); t != "" {
-		return truncateRunes(t, 200)
+	if t := safetext.OneLine(r.Title, maxFileTitle); t != "" {
+		return t
 	}
 	return "vrambot"
 }
+
+// maxFileTitle keeps a file title to one readable line.
+const maxFileTitle = 200
 
 // noticeTimeout bounds the short notice posted after an answer failed.
 const noticeTimeout = 10 * time.Second
