@@ -12,6 +12,7 @@ import (
 
 	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/config"
+	"github.com/vrambot/vrambot/pricing"
 )
 
 // runServe is `vrambot serve`. Everything is built before anything starts,
@@ -42,6 +43,11 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := a.cfg.ValidateServe(); err != nil {
 		return &usageError{reason: "configuration: " + err.Error(), hint: "see README, Configuration"}
 	}
+	// Slack answers Hub lookups after the ack, so serve waits longer than the CLI.
+	if a.models, err = newModelResolver(a.cfg, a.store, log, serveHubTimeout); err != nil {
+		return err
+	}
+	cmds := commandSet{offers: a.book, models: a.models}
 	srv, err := bot.New(bot.Config{
 		BotToken:      a.cfg.SlackBotToken.Value(),
 		SigningSecret: a.cfg.SlackSigningSecret.Value(),
@@ -49,7 +55,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 		APIURL:        a.cfg.SlackAPIURL,
 		DrainTimeout:  a.cfg.DrainTimeout,
 	}, bot.Deps{
-		Commands:  commandSet{offers: a.book},
+		Commands:  cmds,
+		Configs:   cmds,
 		Store:     a.store,
 		RecordOOM: recordOOM(a.events),
 		Logger:    log,
@@ -61,13 +68,18 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sched := newServeCron(a.cfg.Location, log, jobs)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, ctx := errgroup.WithContext(ctx)
+	sched, err := newServeCron(ctx, a.cfg.Location, log, jobs)
+	if err != nil {
+		return err
+	}
 	ln, err := srv.Listen(a.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 
-	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.ServeListener(ctx, ln) })
 	if a.cfg.Mode() == config.ModeSocket {
 		g.Go(func() error { return srv.Run(ctx) })
@@ -75,8 +87,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 	g.Go(func() error { return runCron(ctx, sched) })
 	g.Go(func() error {
 		for _, j := range jobs {
-			if j.atStart {
-				j.run(ctx)
+			if j.atStart != nil {
+				j.atStart(ctx)
 			}
 		}
 		return nil
@@ -88,54 +100,65 @@ func runServe(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-// periodicJob is one entry of serve's cron.
+// periodicJob is one job on serve's cron: an entry (schedule and run), or
+// entries the job adds itself (register: the digests, one per configured
+// schedule).
 type periodicJob struct {
 	name     string
 	spec     string // as configured, for the log
 	schedule cron.Schedule
 	run      func(ctx context.Context)
-	// atStart also runs the job once when serve starts.
-	atStart bool
+	register func(ctx context.Context, c *cron.Cron) error
+	// atStart, when set, runs once when serve starts.
+	atStart func(ctx context.Context)
 }
 
-// serveJobs lists every periodic job of `serve`; the one place that wires
+// serveJobs lists every periodic job of `serve`: the one place that wires
 // them. Schedules are read by config.ParseCron (the one cron reading).
 func (a *app) serveJobs(poster *bot.Poster) ([]periodicJob, error) {
 	prices, err := config.ParseCron(a.cfg.PricesCron)
 	if err != nil {
 		return nil, fmt.Errorf("VRAMBOT_PRICES_CRON: %w", err)
 	}
-	jobs := []periodicJob{{
-		// Fills the price cache, so user requests only ever read it.
-		name: "prices-refresh", spec: a.cfg.PricesCron, schedule: prices, atStart: true,
-		run: func(ctx context.Context) {
-			for _, st := range a.book.Refresh(ctx) {
-				if st.Error != nil {
-					a.log.Warn("price source failed; keeping its last good data", "source", st.Name, "error", *st.Error)
-				}
+	refresh := func(ctx context.Context) {
+		for _, st := range a.book.Refresh(ctx) {
+			if st.Error != nil {
+				a.log.Warn("price source failed; keeping its last good data", "source", st.Name, "error", *st.Error)
 			}
-		},
-	}}
+		}
+	}
+	jobs := []periodicJob{
+		// Fills the price cache from the sources, so user requests only
+		// ever read it.
+		{name: "prices-refresh", spec: a.cfg.PricesCron, schedule: prices, run: refresh, atStart: refresh},
+		// Re-reads the cache into the listing user requests answer from,
+		// so they never wait on the store.
+		{name: "prices-reload", spec: "@every " + pricing.ReloadInterval.String(), schedule: cron.Every(pricing.ReloadInterval),
+			run: func(ctx context.Context) {
+				if err := a.book.Reload(ctx); err != nil && ctx.Err() == nil {
+					a.log.Warn("re-reading the price cache failed; answering from the last listing", "err", err)
+				}
+			}},
+	}
 	if a.cfg.DigestChannel == "" {
 		a.log.Info("digest disabled: VRAMBOT_DIGEST_CHANNEL not set")
 		return jobs, nil
 	}
-	digestSched, err := a.scheduler(poster, 0)
+	digests, err := a.scheduler(poster)
 	if err != nil {
 		return nil, err
 	}
-	digestSpec, err := config.ParseCron(a.cfg.DigestCron)
-	if err != nil {
-		return nil, fmt.Errorf("VRAMBOT_DIGEST_CRON: %w", err)
+	spec := a.cfg.DigestCron
+	if a.cfg.DigestWeeklyCron != "" {
+		spec += "; weekly " + a.cfg.DigestWeeklyCron
 	}
-	// CatchUp posts the latest scheduled period unless a replica already
-	// has (a lock and a "sent" marker in the store): run at a scheduled
-	// time it posts that period, run at start it posts a missed one.
+	// Each digest posts its period once across replicas (a lock and a
+	// "sent" marker in the store); at start, a missed period is caught up.
 	jobs = append(jobs, periodicJob{
-		name: "digest", spec: a.cfg.DigestCron, schedule: digestSpec, atStart: true,
-		run: func(ctx context.Context) {
-			if _, err := digestSched.CatchUp(ctx); err != nil {
-				a.log.Error("digest run failed", "err", err)
+		name: "digest", spec: spec, register: digests.Register,
+		atStart: func(ctx context.Context) {
+			if _, err := digests.CatchUp(ctx); err != nil {
+				a.log.Error("digest catch-up failed", "err", err)
 			}
 		},
 	})
@@ -150,30 +173,30 @@ func jobNames(jobs []periodicJob) []string {
 	return out
 }
 
-// newServeCron is the one scheduler of `serve`, in VRAMBOT_TZ. A job still
-// running at its next time is skipped, and a panic in a job is logged.
-// Jobs get their context from runCron.
-func newServeCron(loc *time.Location, log *slog.Logger, jobs []periodicJob) *serveCron {
+// newServeCron is the one scheduler of `serve`, in VRAMBOT_TZ, with every
+// job's entries; the jobs run under ctx. A job still running at its next
+// time is skipped, and a panic in a job is logged.
+func newServeCron(ctx context.Context, loc *time.Location, log *slog.Logger, jobs []periodicJob) (*cron.Cron, error) {
 	l := cronLogger{log.With("component", "cron")}
 	c := cron.New(cron.WithLocation(loc), cron.WithLogger(l), cron.WithChain(cron.Recover(l), cron.SkipIfStillRunning(l)))
-	return &serveCron{cron: c, jobs: jobs}
-}
-
-// serveCron is the cron with its jobs, added once the context is known.
-type serveCron struct {
-	cron *cron.Cron
-	jobs []periodicJob
-}
-
-// runCron runs the jobs on their schedules until ctx ends, then waits for
-// running jobs (whose context has ended too) before returning.
-func runCron(ctx context.Context, c *serveCron) error {
-	for _, j := range c.jobs {
-		c.cron.Schedule(j.schedule, cron.FuncJob(func() { j.run(ctx) }))
+	for _, j := range jobs {
+		if j.register != nil {
+			if err := j.register(ctx, c); err != nil {
+				return nil, fmt.Errorf("serve: %s: %w", j.name, err)
+			}
+			continue
+		}
+		c.Schedule(j.schedule, cron.FuncJob(func() { j.run(ctx) }))
 	}
-	c.cron.Start()
+	return c, nil
+}
+
+// runCron runs c until ctx ends, then waits for running jobs (whose
+// context has ended too) before returning.
+func runCron(ctx context.Context, c *cron.Cron) error {
+	c.Start()
 	<-ctx.Done()
-	<-c.cron.Stop().Done()
+	<-c.Stop().Done()
 	return nil
 }
 

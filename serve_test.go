@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vrambot/vrambot/config"
+	"github.com/robfig/cron/v3"
+
+	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/internal/slacktest"
 	"github.com/vrambot/vrambot/internal/testutil"
 	"github.com/vrambot/vrambot/store"
@@ -208,47 +210,53 @@ func TestServeEndToEnd(t *testing.T) {
 }
 
 // TestServeJobs: serve's one cron holds every periodic job with the
-// configured schedules, in VRAMBOT_TZ.
+// configured schedules, in VRAMBOT_TZ: the price refresh, the price
+// reload, and the daily and weekly digests.
 func TestServeJobs(t *testing.T) {
 	vars := map[string]string{
-		"VRAMBOT_DIGEST_CHANNEL": "C0DIGEST",
-		"VRAMBOT_DIGEST_CRON":    "30 8 * * 1-5",
-		"VRAMBOT_PRICES_CRON":    "@every 2h",
-		"VRAMBOT_TZ":             "Europe/Berlin",
+		"VRAMBOT_DIGEST_CHANNEL":     "C0DIGEST",
+		"VRAMBOT_DIGEST_CRON":        "30 8 * * 1-5",
+		"VRAMBOT_DIGEST_WEEKLY_CRON": "0 7 * * 1",
+		"VRAMBOT_PRICES_CRON":        "@every 2h",
+		"VRAMBOT_TZ":                 "Europe/Berlin",
 	}
-	a, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}, nil)
+	lookup := func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	a, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: lookup}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	jobs, err := a.serveJobs(nil)
+	jobs, err := a.serveJobs(bot.NewTokenPoster(slacktest.BotToken, "", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, j := range jobs {
 		names = append(names, j.name)
-		if !j.atStart {
-			t.Errorf("%s does not run at start", j.name)
-		}
 	}
-	if !slices.Equal(names, []string{"prices-refresh", "digest"}) {
+	if !slices.Equal(names, []string{"prices-refresh", "prices-reload", "digest"}) {
 		t.Fatalf("jobs %v", names)
 	}
-	monday := time.Date(2026, 11, 30, 7, 0, 0, 0, a.cfg.Location)
-	if next := jobs[1].schedule.Next(monday); !next.Equal(time.Date(2026, 11, 30, 8, 30, 0, 0, a.cfg.Location)) {
-		t.Errorf("digest next %v", next)
+	c, err := newServeCron(t.Context(), a.cfg.Location, slog.New(slog.DiscardHandler), jobs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if next := jobs[0].schedule.Next(monday); next.Sub(monday) != 2*time.Hour {
-		t.Errorf("prices next %v", next)
+	monday := time.Date(2026, 11, 30, 6, 0, 0, 0, a.cfg.Location)
+	var next []time.Duration
+	for _, e := range c.Entries() {
+		next = append(next, e.Schedule.Next(monday).Sub(monday))
+	}
+	want := []time.Duration{2 * time.Hour, time.Minute, 2*time.Hour + 30*time.Minute, time.Hour}
+	if !slices.Equal(next, want) {
+		t.Errorf("entries fire after %v, want %v (refresh, reload, daily, weekly)", next, want)
 	}
 	delete(vars, "VRAMBOT_DIGEST_CHANNEL")
-	b, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}, nil)
+	b, err := newApp(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, lookup: lookup}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if jobs, _ := b.serveJobs(nil); len(jobs) != 1 {
+	if jobs, _ := b.serveJobs(nil); len(jobs) != 2 {
 		t.Errorf("without a digest channel: %d jobs", len(jobs))
 	}
 }
@@ -258,19 +266,19 @@ func TestServeJobs(t *testing.T) {
 func TestRunCronStopsWithItsJobs(t *testing.T) {
 	var runs atomic.Int32
 	var finished atomic.Bool
-	every, err := config.ParseCron("@every 1s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs := []periodicJob{{name: "tick", schedule: every, run: func(ctx context.Context) {
+	jobs := []periodicJob{{name: "tick", schedule: cron.Every(time.Second), run: func(ctx context.Context) {
 		runs.Add(1)
 		<-ctx.Done()
 		time.Sleep(50 * time.Millisecond)
 		finished.Store(true)
 	}}}
 	ctx, cancel := context.WithCancel(context.Background())
+	c, err := newServeCron(ctx, time.UTC, slog.New(slog.DiscardHandler), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- runCron(ctx, newServeCron(time.UTC, slog.New(slog.DiscardHandler), jobs)) }()
+	go func() { done <- runCron(ctx, c) }()
 	testutil.Eventually(t, 5*time.Second, "the job ran", func() bool { return runs.Load() == 1 })
 	cancel()
 	if err := <-done; err != nil {

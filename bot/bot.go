@@ -180,6 +180,9 @@ type Deps struct {
 	// Transport carries every call to Slack (nil: http.DefaultTransport);
 	// the bot puts its retries on top.
 	Transport http.RoundTripper
+	// Configs, when set, answers mentions that attach a config.json
+	// (configfile.go); without it such a mention is an ordinary one.
+	Configs ConfigVRAM
 }
 
 // Server is the Slack app.

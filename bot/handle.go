@@ -155,6 +155,11 @@ func (h *handoff) abandon() (reply.Reply, bool) {
 // share adds the "Share in channel" button.
 func (s *Server) vramReply(ctx context.Context, query string, share bool) reply.Reply {
 	r, err := s.deps.Commands.VRAM(ctx, query)
+	return s.vramOutcome(query, share, r, err)
+}
+
+// vramOutcome turns a /vram answer or error into the reply to post.
+func (s *Server) vramOutcome(query string, share bool, r reply.Reply, err error) reply.Reply {
 	if err != nil {
 		if k := errs.KindOf(err); k == errs.Internal || k == errs.Unavailable {
 			s.log.Error("vram query failed", "kind", k.String(), "err", err)
@@ -294,6 +299,15 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 // mention, or anything else with help.
 func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 	text := strings.TrimSpace(mentionRE.ReplaceAllString(slackUnescape(ev.Text), " "))
+	if f, ok := s.attachedConfig(ev); ok {
+		var r reply.Reply
+		if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramConfigReply(cctx, configQuery(text), f) }); err != nil && r.Kind == "" {
+			s.log.Warn("mention not answered in time", "channel", ev.Channel, "err", err)
+			r = errorReply(tooSlowText)
+		}
+		s.post(ctx, kindEvent, ev.Channel, threadOf(ev), r)
+		return
+	}
 	var full string
 	if word, _, _ := strings.Cut(text, " "); !strings.EqualFold(word, "vram") {
 		full = s.gatherText(ctx, ev, text) // an OOM may come as an attached snippet

@@ -141,28 +141,33 @@ func (p *Poster) postOverflowNotice(ctx context.Context, channel string) {
 // UploadFile shares data as a file in channel (in the thread threadTS when
 // set) with Slack's three-step external upload (docs/slack.md §A.7).
 func (p *Poster) UploadFile(ctx context.Context, channel, threadTS, filename, title string, data []byte) error {
-	return p.upload(ctx, uploadParams{channel: channel, threadTS: threadTS, filename: filename, title: title, data: data})
+	_, err := p.upload(ctx, uploadParams{channel: channel, threadTS: threadTS, filename: filename, title: title, data: data})
+	return err
 }
 
 // uploadParams is one file to share; further options of
-// files.completeUploadExternal (an initial comment, blocks) belong here.
+// files.completeUploadExternal (an initial comment, say) belong here.
 type uploadParams struct {
 	channel, threadTS string
 	filename, title   string
 	data              []byte
+	// blocks, when set, are the message the file is shared with.
+	blocks []slack.Block
 }
 
-func (p *Poster) upload(ctx context.Context, u uploadParams) error {
+// upload shares a file and returns its id. Each of the three steps is
+// retried by the transport (the upload's body is replayable).
+func (p *Poster) upload(ctx context.Context, u uploadParams) (string, error) {
 	if len(u.data) == 0 {
-		return errors.New("upload file: empty file")
+		return "", fmt.Errorf("upload %s: empty file", u.filename)
 	}
-	fail := func(step string, err error) error {
+	fail := func(step string, err error) (string, error) {
 		p.metrics.apiError(step)
-		return fmt.Errorf("upload %s to %s: %s: %w", u.filename, u.channel, step, redactErr(err))
+		return "", fmt.Errorf("upload %s to %s: %s: %w", u.filename, u.channel, step, redactErr(err))
 	}
 	done, err := p.turn(ctx, u.channel)
 	if err != nil {
-		return fmt.Errorf("upload %s to %s: %w", u.filename, u.channel, err)
+		return "", fmt.Errorf("upload %s to %s: %w", u.filename, u.channel, err)
 	}
 	defer done()
 	dest, err := p.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: u.filename, FileSize: len(u.data)})
@@ -172,15 +177,18 @@ func (p *Poster) upload(ctx context.Context, u uploadParams) error {
 	if err := p.sendFile(ctx, dest.UploadURL, u.data); err != nil {
 		return fail("files.upload", err)
 	}
-	_, err = p.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+	params := slack.CompleteUploadExternalParameters{
 		Files:           []slack.FileSummary{{ID: dest.FileID, Title: u.title}},
 		Channel:         u.channel,
 		ThreadTimestamp: u.threadTS,
-	})
-	if err != nil {
+	}
+	if len(u.blocks) > 0 {
+		params.Blocks = slack.Blocks{BlockSet: u.blocks}
+	}
+	if _, err := p.api.CompleteUploadExternalContext(ctx, params); err != nil {
 		return fail("files.completeUploadExternal", err)
 	}
-	return nil
+	return dest.FileID, nil
 }
 
 // sendFile is step 2 of the upload: the raw bytes POSTed to the upload URL
@@ -203,6 +211,70 @@ func (p *Poster) sendFile(ctx context.Context, uploadURL string, data []byte) er
 		return slack.StatusCodeError{Code: resp.StatusCode, Status: resp.Status}
 	}
 	return nil
+}
+
+// Slack shares a file uploaded with files.completeUploadExternal
+// asynchronously; files.info lists the share (and so the message's ts) once
+// it exists, usually within a second or two (docs/slack.md §A.7).
+const (
+	shareWaitTimeout = 15 * time.Second
+	sharePollFirst   = 250 * time.Millisecond
+	sharePollMax     = 2 * time.Second
+)
+
+// PostReplyWithFile posts r as a new message in channel with data attached,
+// through Slack's external upload flow: the file is shared with r's blocks as
+// its message (files.completeUploadExternal's blocks argument), and the
+// message's ts is read back from files.info. An error means nothing was
+// shared; an empty ts with no error means the message was shared but Slack
+// did not list it within shareWaitTimeout. channel must be a channel id.
+func (p *Poster) PostReplyWithFile(ctx context.Context, channel string, r reply.Reply, filename, title string, data []byte) (string, error) {
+	if len(data) == 0 {
+		return "", errors.New("post with file: empty file")
+	}
+	id, err := p.upload(ctx, uploadParams{channel: channel, filename: filename, title: title, data: data, blocks: render(r).blocks})
+	if err != nil {
+		return "", err
+	}
+	return p.shareTS(ctx, id, channel), nil
+}
+
+// shareTS polls files.info until the file's share in channel is listed, and
+// returns that message's ts ("" when it is not listed in time).
+func (p *Poster) shareTS(ctx context.Context, fileID, channel string) string {
+	ctx, cancel := context.WithTimeout(ctx, shareWaitTimeout)
+	defer cancel()
+	wait := sharePollFirst
+	for {
+		f, _, _, err := p.api.GetFileInfoContext(ctx, fileID, 0, 0)
+		if err == nil {
+			if ts := shareIn(f.Shares, channel); ts != "" {
+				return ts
+			}
+		} else if ctx.Err() == nil {
+			p.metrics.apiError("files.info")
+			p.log.Info("files.info failed while waiting for a share", "file", fileID, "err", redactErr(err))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			p.log.Warn("file shared, but its message was not listed in time", "file", fileID, "channel", channel, "waited", shareWaitTimeout)
+			return ""
+		case <-t.C:
+		}
+		wait = min(2*wait, sharePollMax)
+	}
+}
+
+// shareIn is the ts of the file's first share in channel.
+func shareIn(s slack.Share, channel string) string {
+	for _, m := range []map[string][]slack.ShareFileInfo{s.Public, s.Private} {
+		if infos := m[channel]; len(infos) > 0 {
+			return infos[0].Ts
+		}
+	}
+	return ""
 }
 
 func fileName(r reply.Reply) string {

@@ -33,8 +33,8 @@ func TestReadDecoder(t *testing.T) {
 
 func TestReadRefusesWithTheMissingKey(t *testing.T) {
 	tests := map[string]string{
-		`{"hidden_size": 4096}`:  `"num_hidden_layers"`,
-		`[1, 2]`:                 "not a JSON object",
+		`{"hidden_size": 4096}`: `"num_hidden_layers"`,
+		`[1, 2]`:                "not a JSON object",
 		`{"hidden_size": -1, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 8}`: `"hidden_size" is -1`,
 		`{"hidden_size": "big"}`: `"hidden_size" is big`,
 	}

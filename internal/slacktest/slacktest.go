@@ -110,6 +110,7 @@ type Server struct {
 	files    map[string]string // private download path -> content
 	redirect map[string]string // private download path -> Location
 	uploads  map[string][]byte // upload id -> content
+	shares   map[string]Posted // file id -> the message sharing it
 	messages []Posted
 	views    int
 	socket   *Socket
@@ -120,7 +121,7 @@ func New(tb testing.TB) *Server {
 	tb.Helper()
 	s := &Server{
 		counts: map[string]int{}, faults: map[string]FaultFunc{},
-		files: map[string]string{}, redirect: map[string]string{}, uploads: map[string][]byte{},
+		files: map[string]string{}, redirect: map[string]string{}, uploads: map[string][]byte{}, shares: map[string]Posted{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
@@ -431,12 +432,35 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			out = append(out, map[string]any{"id": f.ID, "title": f.Title})
 		}
 		if ch := a.Get("channel_id"); ch != "" {
-			ts := s.nextTS()
+			// Slack shares the file in a message of its own; files.info
+			// lists that share (its ts) afterwards.
+			m := Posted{Channel: ch, TS: s.nextTS(), ThreadTS: a.Get("thread_ts"), Text: a.Get("initial_comment"), Blocks: a.Get("blocks")}
 			s.mu.Lock()
-			s.messages = append(s.messages, Posted{Channel: ch, TS: ts, ThreadTS: a.Get("thread_ts"), Text: a.Get("initial_comment"), Blocks: a.Get("blocks")})
+			s.messages = append(s.messages, m)
+			for _, f := range files {
+				s.shares[f.ID] = m
+			}
 			s.mu.Unlock()
 		}
 		resp = map[string]any{"files": out}
+	case "files.info":
+		s.mu.Lock()
+		m, shared := s.shares[a.Get("file")]
+		_, uploaded := s.uploads[a.Get("file")]
+		s.mu.Unlock()
+		if !uploaded {
+			fail("file_not_found")
+			return
+		}
+		file := map[string]any{"id": a.Get("file")}
+		if shared {
+			kind := "public"
+			if strings.HasPrefix(m.Channel, "G") || strings.HasPrefix(m.Channel, "D") {
+				kind = "private"
+			}
+			file["shares"] = map[string]any{kind: map[string]any{m.Channel: []map[string]any{{"ts": m.TS, "thread_ts": m.ThreadTS}}}}
+		}
+		resp = map[string]any{"file": file}
 	case "apps.connections.open":
 		resp = map[string]any{"url": "ws" + strings.TrimPrefix(s.URL, "http") + "/socket"}
 	default:
