@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vrambot/vrambot/advisor/hfconfig"
 	"github.com/vrambot/vrambot/hub"
 	"github.com/vrambot/vrambot/hub/hubtest"
 )
@@ -106,7 +108,7 @@ func TestCLIConfigFile(t *testing.T) {
 	path := filepath.Join(dir, "config.json")
 	big := filepath.Join(t.TempDir(), "big.json")
 	bad := filepath.Join(t.TempDir(), "bad.json")
-	for p, data := range map[string]string{path: hubtest.Qwen3Config, big: strings.Repeat(" ", 2<<20), bad: `{"hidden_size": 4096}`} {
+	for p, data := range map[string]string{path: hubtest.Qwen3Config, big: strings.Repeat(" ", hfconfig.MaxConfigBytes+1), bad: `{"hidden_size": 4096}`} {
 		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +148,7 @@ func TestCLIConfigFile(t *testing.T) {
 		want string
 	}{
 		{[]string{"vram", "--config", filepath.Join(dir, "missing.json"), "inference"}, "missing.json"},
-		{[]string{"vram", "--config", big, "inference"}, "larger than 1024 KiB"},
+		{[]string{"vram", "--config", big, "inference"}, fmt.Sprintf("larger than %d KiB", hfconfig.MaxConfigBytes>>10)},
 		{[]string{"vram", "--config", bad, "inference"}, `config.json has no "num_hidden_layers"`},
 		{[]string{"vram", "--config", path, "llama-2-7b"}, "two models given"},
 	} {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
@@ -236,6 +237,10 @@ func tokenizeQuery(q string) []string {
 			continue
 		}
 		switch {
+		case strings.HasPrefix(f, "-") && !strings.Contains(f, "=") && len(strings.TrimLeft(f, "-")) > 0 && i+1 < len(fields) && isFlagValue(fields[i+1]):
+			// An engine flag as written on its command line: "--max-model-len 8192".
+			f = f + "=" + strings.Trim(fields[i+1], ",;")
+			i++
 		case f == "=" && len(out) > 0 && i+1 < len(fields):
 			out[len(out)-1] += "=" + fields[i+1]
 			i++
@@ -255,6 +260,12 @@ func tokenizeQuery(q string) []string {
 		}
 	}
 	return out
+}
+
+// isFlagValue reports whether a word can be the value of a preceding
+// "--flag": a number, a fraction or a word, not another flag or a key=value.
+func isFlagValue(s string) bool {
+	return s != "" && !strings.HasPrefix(s, "-") && !strings.Contains(s, "=")
 }
 
 // gpuCountPrefix reads "8x" (or "8×") as a GPU count.
@@ -361,10 +372,10 @@ var bareValues = []struct {
 	key    string
 	values []string
 }{
-	{"precision", []string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4"}},
+	{"precision", append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "int4", "awq", "gptq", "mxfp4", "nvfp4"}, ggufBareNames()...)}, // not fp8: precision or kv
 	{"optim", []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"}},
 	{"attn", []string{"flash", "sdpa", "eager"}},
-	{"engine", []string{"vllm"}},
+	{"engine", []string{"vllm", "sglang", "tgi", "llama.cpp", "ollama"}},
 }
 
 // keyedEnums are the closed vocabularies whose values need their key; a
@@ -376,6 +387,16 @@ var keyedEnums = []struct {
 	// Only on/off: a bare "1" or "no" is not obviously about checkpointing.
 	{"gc", queryEnum{values: map[string]string{"on": "on", "off": "off"}}},
 	{"kv", kvEnum}, {"offload", offloadEnum}, {"targets", targetsEnum}, {"framework", frameworkEnum},
+}
+
+// ggufBareNames are the GGUF types as a bare word may spell them (q4_k_m,
+// q4-k-m).
+func ggufBareNames() []string {
+	var out []string
+	for _, t := range arch.GGUFTypes() {
+		out = append(out, t, strings.ReplaceAll(t, "_", "-"))
+	}
+	return out
 }
 
 type countedGPU struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
 	"github.com/vrambot/vrambot/advisor/plan"
+	"github.com/vrambot/vrambot/advisor/serving"
 	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
@@ -30,7 +31,7 @@ type OfferFinder interface {
 // workload as asked; Stages are the fixes; Offers fit the plan's final
 // workload. Fit (the band) and Verdict are additions to the contract.
 type VRAMResult struct {
-	Workload      memory.Workload  `json:"workload"`
+	Workload      VRAMWorkload     `json:"workload"`
 	Estimate      memory.Breakdown `json:"estimate"`
 	GPU           VRAMGPU          `json:"gpu"`
 	Fits          bool             `json:"fits"`
@@ -42,6 +43,20 @@ type VRAMResult struct {
 	// change the method or nothing fits on one GPU.
 	ScaleOut *VRAMScaleOut   `json:"scale_out,omitempty"`
 	Offers   []pricing.Offer `json:"offers"`
+	// Serving is the serving engine's own arithmetic (engine=vllm, sglang,
+	// tgi, llama.cpp, ollama): what it logs at start-up on this GPU, how
+	// many sequences it holds, what a million tokens cost.
+	Serving *VRAMServing `json:"serving,omitempty"`
+}
+
+// VRAMWorkload is the resolved workload with what the estimate used about
+// the model: active_params (parameters a token passes through; params for
+// a dense model) and the architecture facts (layers by attention kind, KV
+// bytes per token, experts, quantisation), additions to DESIGN.md §3.3.
+type VRAMWorkload struct {
+	memory.Workload
+	ActiveParams int64               `json:"active_params"`
+	Architecture memory.Architecture `json:"architecture"`
 }
 
 // VRAMGPU is the GPU the workload was compared against.
@@ -103,12 +118,15 @@ func vram(ctx context.Context, query string, preset *models.Resolution, deps VRA
 	}
 	offers := deps.Offers
 	w := memory.Resolve(q.Workload)
+	if w.Method == memory.MethodInference && serving.Engine(w.Engine).Serving() {
+		return vramServing(ctx, query, q, w, offers), nil
+	}
 	est := memory.Estimate(w)
 	fit, headroom := memory.Assess(est, q.GPU)
 	p := plan.Plan(w, q.GPU, q.Framework)
 
 	res := VRAMResult{
-		Workload:      w,
+		Workload:      VRAMWorkload{Workload: w, ActiveParams: w.Model.ActiveParams(), Architecture: memory.DescribeArchitecture(w)},
 		Estimate:      est,
 		GPU:           VRAMGPU{Name: q.GPU.Name, Key: q.GPU.Key, UsableBytes: q.GPU.UsableBytes},
 		Fits:          fit != memory.FitDoesNotFit,
@@ -150,6 +168,60 @@ func vram(ctx context.Context, query string, preset *models.Resolution, deps VRA
 	return r, nil
 }
 
+// vramServing answers a query for a serving engine: the verdict leads with
+// the engine's start-up result on the GPU asked.
+func vramServing(ctx context.Context, query string, q Query, w memory.Workload, offers OfferFinder) reply.Reply {
+	a := answerServing(ctx, q, w, offers)
+	r := a.result
+	est := memory.Estimate(w)
+	fit := memory.FitDoesNotFit
+	switch {
+	case r.Starts && (a.load == 0 || serving.HoldsLoad(a.load)(r)):
+		fit = memory.FitFits
+	case r.Starts:
+		fit = memory.FitTight
+	}
+	verdict := a.verdict()
+	res := VRAMResult{
+		Workload:      VRAMWorkload{Workload: w, ActiveParams: w.Model.ActiveParams(), Architecture: memory.DescribeArchitecture(w)},
+		Estimate:      est,
+		GPU:           VRAMGPU{Name: q.GPU.Name, Key: q.GPU.Key, UsableBytes: q.GPU.UsableBytes},
+		Fits:          r.Starts,
+		Fit:           fit,
+		HeadroomBytes: q.GPU.UsableBytes - est.TotalBytes,
+		Verdict:       verdict,
+		Stages:        a.servingStages(),
+		Offers:        a.offers,
+		Serving:       a.json(),
+	}
+	if res.Offers == nil {
+		res.Offers = []pricing.Offer{}
+	}
+	if res.Workload.Assumptions == nil {
+		res.Workload.Assumptions = []string{}
+	}
+	summary := verdict + "."
+	if len(a.changes) > 0 {
+		summary += "\nCheapest change: " + a.changes[0].Heading() + "."
+	}
+	context := append(append([]string{}, w.Assumptions...), r.Assumptions...)
+	if a.speed.Basis != "" {
+		context = append(context, "throughput: "+a.speed.Basis)
+	}
+	context = append(context, a.prov...)
+	return reply.Reply{
+		Kind:      "vram",
+		Title:     fmt.Sprintf("%s · inference · %s · %s", w.ModelName, a.engine.Label(), vramGPULabel(q.GPU, max(1, w.GPUs))),
+		Summary:   summary,
+		Fields:    a.fields(),
+		Sections:  a.sections(w),
+		Context:   context,
+		Ephemeral: true,
+		Actions:   []reply.Action{{ID: ShareActionID, Text: "Share in channel", Value: strings.TrimSpace(query)}},
+		Result:    res,
+	}
+}
+
 // vramRequirement is what the plan's final workload needs from a GPU offer.
 func vramRequirement(q Query, p plan.Result) pricing.Requirement {
 	final := p.Final
@@ -167,7 +239,9 @@ func vramRequirement(q Query, p plan.Result) pricing.Requirement {
 		if final.Method != memory.MethodInference {
 			flopsPerToken = 6.0 // forward + backward (DESIGN.md §6)
 		}
-		req.TrainFLOPs = flopsPerToken * float64(final.Params) * float64(final.Tokens)
+		// A token's FLOPs are those of the parameters it passes through
+		// (the routed experts, not all of them).
+		req.TrainFLOPs = flopsPerToken * float64(final.Model.ActiveParams()) * float64(final.Tokens)
 	}
 	return req
 }
@@ -303,7 +377,7 @@ func vramScaleOutSection(so *plan.ScaleOut, w memory.Workload) reply.Section {
 	var last fix.Fix
 	for _, st := range so.Stages {
 		for _, f := range st.Fixes {
-			s.Items = append(s.Items, fmt.Sprintf("%s (cost: %s)", f.Title, f.Cost))
+			s.Items = append(s.Items, fmt.Sprintf("%s (cost: %s)", f.Heading(), f.Cost))
 			last = f
 		}
 	}
@@ -314,7 +388,7 @@ func vramScaleOutSection(so *plan.ScaleOut, w memory.Workload) reply.Section {
 }
 
 func vramFixSection(f fix.Fix) reply.Section {
-	s := reply.Section{Title: f.Title}
+	s := reply.Section{Title: f.Heading()}
 	var text []string
 	if f.SavesBytes != nil && f.TotalAfterBytes != nil {
 		text = append(text, fmt.Sprintf("Saves %s → %s per GPU.", vramGiB(*f.SavesBytes), vramGiB(*f.TotalAfterBytes)))

@@ -3,11 +3,13 @@ package memory
 import (
 	"math"
 
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/serving"
 )
 
 // Calibration terms. Each is a physical quantity with its source; none is
-// fitted to a single case. Formulas: shared/reference/memory-model.md.
+// fitted to a single case. Formulas: docs/memory-model.md.
 const (
 	// nf4BytesPerParam is 4 bits plus one fp32 absmax per 64 weights (QLoRA
 	// paper §3, bitsandbytes default: no double quantisation).
@@ -58,15 +60,6 @@ const (
 	// multiGPUCommBytes is NCCL's buffers and communicator state per GPU when
 	// more than one GPU takes part (memory-model.md §1.7: +1-2 GB with NCCL).
 	multiGPUCommBytes = 1 << 30
-
-	// vllmUtilization is vLLM's default gpu_memory_utilization.
-	vllmUtilization = 0.9
-	// vllmNonTorchBytes is what vLLM logs as non_torch_memory (CUDA graphs,
-	// NCCL, context): 1.96 GiB in vllm-project/vllm#10909.
-	vllmNonTorchBytes = 2 << 30
-	// vllmProfileTokens is the dummy batch of vLLM's profiling run
-	// (max_num_batched_tokens default 8192), which sets its activation peak.
-	vllmProfileTokens = 8192
 )
 
 // dtypes in bytes.
@@ -99,6 +92,9 @@ func regimeFor(p Precision) regime {
 	case PrecisionNF4:
 		return regime{weight: 2, quant: nf4BytesPerParam, grad: 2, stateScale: 1, act: halfBytes}
 	default:
+		// bf16, and the checkpoint formats (fp8, awq, gguf...), whose
+		// stored layers come from Model.Quant; the rest and the compute
+		// are 16-bit.
 		return regime{weight: 2, quant: 2, grad: 2, stateScale: 0.5, act: halfBytes}
 	}
 }
@@ -107,6 +103,9 @@ func regimeFor(p Precision) regime {
 // is fine). All sizes are bytes on one GPU.
 func Estimate(w Workload) Breakdown {
 	w = resolve(w, false)
+	if w.Method == MethodInference && serving.Engine(w.Engine).Serving() {
+		return servingEstimate(w)
+	}
 	m := w.Model
 	r := regimeFor(w.Precision)
 	// scale maps the architecture's own parameter count to w.Params (1 for
@@ -119,20 +118,10 @@ func Estimate(w Workload) Breakdown {
 	kv := kvCacheBytes(w, m)
 
 	peak := states.weights + states.grads + states.optim + act + logits + kv
-	var total float64
-	if w.Method == MethodInference && w.Engine == "vllm" {
-		// vLLM reserves gpu_memory_utilization × capacity up front. Total is
-		// the capacity on which it starts and holds the requested batch ×
-		// sequence in its KV cache: (weights + profiled activations +
-		// non-torch memory + KV) / utilisation. nvidia-smi shows ~90% of
-		// any larger card.
-		total = (peak + vllmNonTorchBytes) / vllmUtilization
-	} else {
-		static := states.weights + states.grads + states.optim
-		total = static*(1+staticSlack) + (peak-static)*(1+dynamicSlack) + cudaContextBytes
-		if w.GPUs > 1 {
-			total += multiGPUCommBytes
-		}
+	static := states.weights + states.grads + states.optim
+	total := static*(1+staticSlack) + (peak-static)*(1+dynamicSlack) + cudaContextBytes
+	if w.GPUs > 1 {
+		total += multiGPUCommBytes
 	}
 	b := Breakdown{
 		WeightsBytes:       sat(states.weights),
@@ -163,24 +152,53 @@ func sat(v float64) int64 {
 // states is the model-state part of a breakdown.
 type states struct{ weights, grads, optim float64 }
 
-// paramSplit is the parameter count by kind: linear-layer weights inside the
-// blocks (quantised by bitsandbytes), everything else (embeddings, lm_head,
-// norms: kept in 16-bit).
+// paramSplit is the resident parameter count by kind: the linear layers
+// inside the blocks (attention, dense MLP, experts: what weight
+// quantisation converts) and everything else (embeddings, lm_head, norms,
+// routers, the vision tower: kept in 16-bit by bitsandbytes). MTP modules
+// are not loaded (arch.Model.ResidentParams).
 func paramSplit(m catalog.Model, scale float64) (linear, other float64) {
-	total := float64(m.ComputeParams())
-	other = float64(m.EmbeddingParams()+m.LMHeadParams()) + float64(m.TotalLayers())*2*float64(m.HiddenSize)
-	if m.Position == "learned" {
-		other += float64(m.MaxPositionEmbeddings+m.PositionOffset) * float64(m.HiddenSize)
+	for g, n := range m.ParamsByGroup() {
+		switch arch.TensorGroup(g) {
+		case arch.TensorMTP:
+		case arch.TensorAttention, arch.TensorMLP, arch.TensorExperts, arch.TensorSharedExperts:
+			linear += float64(n)
+		default:
+			other += float64(n)
+		}
 	}
-	other = math.Min(other, total)
-	return (total - other) * scale, other * scale
+	return linear * scale, other * scale
+}
+
+// quantisedWeightBytes is the resident weights of a pre-quantised
+// checkpoint (m.Quant): each group at its stored bytes per parameter, the
+// others at the regime's (linear layers at r.quant, the rest at r.weight).
+func quantisedWeightBytes(m catalog.Model, r regime, scale float64) float64 {
+	var b float64
+	for g, n := range m.ParamsByGroup() {
+		tg := arch.TensorGroup(g)
+		switch {
+		case tg == arch.TensorMTP:
+		case m.Quant.Quantises(tg):
+			b += float64(n) * m.Quant.BytesPerParam[g]
+		case tg == arch.TensorAttention || tg == arch.TensorMLP || tg == arch.TensorExperts || tg == arch.TensorSharedExperts:
+			b += float64(n) * r.quant
+		default:
+			b += float64(n) * r.weight
+		}
+	}
+	return b * scale
 }
 
 // largestLayerParams is DeepSpeed's largest_layer_params: the biggest single
 // module, gathered whole under ZeRO-3 (usually the embedding).
 func largestLayerParams(m catalog.Model) float64 {
-	h, i := float64(m.HiddenSize), float64(m.IntermediateSize)
-	return math.Max(float64(m.EmbeddingParams()), math.Max(h*i, h*float64(m.AttentionWidth())))
+	largest := float64(m.EmbeddingParams())
+	for i := range m.NumLayerGroups() {
+		s := shapeAt(m, i)
+		largest = math.Max(largest, s.h*math.Max(s.widestLinear, s.q))
+	}
+	return largest
 }
 
 // optimizerStateBytes is the optimizer state per trainable parameter,
@@ -222,8 +240,15 @@ func modelStates(w Workload, m catalog.Model, r regime, scale float64) states {
 	var s states
 	optim := optimizerStateBytes(w, m, r)
 	switch {
+	case w.Method == MethodInference && m.Quant != nil:
+		s.weights = quantisedWeightBytes(m, r, scale)
 	case w.Method == MethodInference:
 		s.weights = linear*r.quant + other*r.weight // under autocast the fp32 weights stay resident
+	case m.Quant != nil && (w.Method == MethodLoRA || w.Method == MethodQLoRA):
+		// Adapters on a pre-quantised checkpoint (PEFT over GPTQ/AWQ/FP8):
+		// the frozen base keeps its stored bytes.
+		s.weights = quantisedWeightBytes(m, r, scale) + adapterBytes(w, r)
+		s.grads = trainable * r.grad
 	case deepspeedMixed:
 		// DeepSpeed fp16/bf16: 16-bit model and gradients; the optimizer
 		// holds the fp32 master, the fp32 gradient partition and Adam's states.
@@ -302,7 +327,10 @@ func dequantBufferBytes(w Workload, m catalog.Model) float64 {
 	if w.Precision != PrecisionNF4 && w.Precision != PrecisionInt8 {
 		return 0
 	}
-	h := float64(m.HiddenSize)
-	largest := math.Max(h*float64(m.IntermediateSize), h*float64(m.AttentionWidth()))
+	var largest float64
+	for i := range m.NumLayerGroups() {
+		s := shapeAt(m, i)
+		largest = math.Max(largest, s.h*math.Max(s.widestLinear, s.q))
+	}
 	return largest * halfBytes / float64(w.TP)
 }

@@ -1,9 +1,12 @@
 // Package memory is the per-GPU memory estimator: a Workload in, a Breakdown
-// of bytes out. Formulas and their sources: ../shared/reference/memory-model.md
+// of bytes out. Formulas and their sources: docs/memory-model.md
 // and README.md ("Where the numbers come from").
 package memory
 
-import "github.com/vrambot/vrambot/advisor/catalog"
+import (
+	"github.com/vrambot/vrambot/advisor/arch"
+	"github.com/vrambot/vrambot/advisor/catalog"
+)
 
 // Method is how the model's parameters are trained (or not).
 type Method string
@@ -31,6 +34,26 @@ const (
 	PrecisionInt8      Precision = "int8"
 	PrecisionNF4       Precision = "nf4"
 )
+
+// Precisions that describe how a pre-quantised checkpoint stores its
+// weights (DESIGN.md §3.2, added in turn 2): the quantised layers at the
+// format's bytes (arch.Scheme), everything else and the compute in 16-bit.
+// GGUF type names (q4_k_m, q8_0, ...) are accepted too.
+const (
+	PrecisionFP8   Precision = "fp8"
+	PrecisionInt4  Precision = "int4"
+	PrecisionAWQ   Precision = "awq"
+	PrecisionGPTQ  Precision = "gptq"
+	PrecisionMXFP4 Precision = "mxfp4"
+	PrecisionNVFP4 Precision = "nvfp4"
+)
+
+// IsCheckpointPrecision reports whether p names a pre-quantised checkpoint
+// format rather than a compute regime.
+func IsCheckpointPrecision(p Precision) bool {
+	_, ok := arch.Scheme(string(p))
+	return ok
+}
 
 // Optimizer names of DESIGN.md §3.2.
 type Optimizer string
@@ -87,9 +110,20 @@ type Workload struct {
 	LoRARank     int       `json:"lora_rank,omitempty"`
 	LoRATargets  string    `json:"lora_targets,omitempty"` // qv, attn, all
 	Attention    Attention `json:"attention"`
-	KVCacheDtype string    `json:"kv_cache_dtype,omitempty"` // fp16, fp8
-	Engine       string    `json:"engine,omitempty"`         // hf, vllm, ...
-	Tokens       int64     `json:"tokens,omitempty"`         // job size for cost to finish
+	KVCacheDtype string    `json:"kv_cache_dtype,omitempty"` // fp16, fp8, int8
+	Engine       string    `json:"engine,omitempty"`         // hf, vllm, sglang, tgi, llama.cpp, ollama
+	// Serving-engine settings (advisor/serving): vLLM's
+	// gpu_memory_utilization (SGLang mem_fraction_static), max_num_seqs
+	// and max_num_batched_tokens; 0 means the engine's default. Users is
+	// the concurrent sequences to serve (users=).
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
+	Users                int     `json:"users,omitempty"`
+	// EngineVersion is the engine release asked for ("0.6.4", "v0"), for
+	// the defaults that changed between releases; "" means a current one.
+	EngineVersion string `json:"engine_version,omitempty"`
+	Tokens        int64  `json:"tokens,omitempty"` // job size for cost to finish
 	// ChunkedLoss: the loss is computed in chunks (Liger, chunked CE), so full logits are never materialised.
 	ChunkedLoss bool `json:"chunked_loss,omitempty"`
 }
@@ -97,11 +131,13 @@ type Workload struct {
 // Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").
 // PeakAllocated is what torch.cuda.max_memory_allocated() would report;
 // Total is what nvidia-smi would show (peak + allocator reserve + context),
-// and RuntimeOverhead = Total - PeakAllocated. With Engine "vllm", Total is
-// instead the smallest card on which vLLM (gpu_memory_utilization 0.9)
-// starts and keeps the requested batch × seq_len in its KV cache:
-// (PeakAllocated + non-torch memory) / 0.9; nvidia-smi shows ~90% of any
-// card it runs on.
+// and RuntimeOverhead = Total - PeakAllocated. With a serving engine
+// (vLLM, SGLang, TGI, llama.cpp, Ollama) the figures are the engine's own
+// (advisor/serving): Weights as it logs them, Activations its profiled
+// peak, KVCache the cache of the requested batch (or users) × seq_len, and
+// Total the smallest GPU (memory as CUDA reports it) on which the engine
+// starts and holds that load; on any card it starts on, vLLM reserves
+// gpu_memory_utilization × the card, which is what nvidia-smi shows there.
 type Breakdown struct {
 	WeightsBytes         int64 `json:"weights_bytes"`
 	GradientsBytes       int64 `json:"gradients_bytes"`
