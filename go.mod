@@ -9,6 +9,7 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/slack-go/slack v0.35.0
+	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.25.0
 	gonum.org/v1/plot v0.17.0
 )

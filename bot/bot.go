@@ -1,8 +1,8 @@
 // Package bot is the Slack adapter: it receives slash commands, events and
 // button presses over HTTP (signed requests) or Socket Mode, answers within
-// Slack's 3-second window, dedupes events in the store so several replicas
-// reply once, and renders reply.Reply as Block Kit. It is the only package
-// that imports slack-go.
+// Slack's 3-second window, dedupes every kind of request in the store so
+// several replicas reply once, paces and retries what it posts, and renders
+// reply.Reply as Block Kit. It is the only package that imports slack-go.
 package bot
 
 import (
@@ -11,23 +11,33 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/slack-go/slack"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/vrambot/vrambot/reply"
-	"github.com/vrambot/vrambot/store"
 )
 
-// Commands is what the bot needs from the command set. VRAM's error is bad
-// input and its message is shown to the user; OOM reports whether the text
-// held an out-of-memory error at all.
+// Commands is what the bot needs from the command set. VRAM's error carries
+// a kind (internal/errs) that decides what the user sees; OOM reports
+// whether the text held an out-of-memory error at all.
 type Commands interface {
 	VRAM(ctx context.Context, query string) (reply.Reply, error)
 	OOM(ctx context.Context, text string) (r reply.Reply, detected bool)
+}
+
+// Store is what the bot needs from the store (store.Store has it): claims
+// and "answered" markers for dedupe, and a ping for /readyz.
+type Store interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error)
+	Delete(ctx context.Context, key string) error
+	Ping(ctx context.Context) error
 }
 
 // OOMSeen is an out-of-memory error the bot answered in a channel. It holds
@@ -46,24 +56,60 @@ type OOMRecorder func(ctx context.Context, ev OOMSeen) error
 // Defaults for Config's zero values.
 const (
 	// DefaultInlineBudget is how long a request may compute before the bot
-	// acks and follows up: Slack wants a 2xx within 3 s (api.slack.com/interactivity/handling#acknowledgment_response).
+	// acks and follows up: Slack wants a 2xx within 3 s (docs/slack.md §A.1).
 	DefaultInlineBudget = 2 * time.Second
-	// DefaultWorkTimeout bounds one piece of deferred work (compute and post).
+	// DefaultWorkTimeout bounds computing one answer (not posting it).
 	DefaultWorkTimeout = 30 * time.Second
-	// DefaultPostInterval paces chat.postMessage per channel: Slack allows
-	// about one message per second per channel (api.slack.com/docs/rate-limits).
+	// DefaultPostInterval paces posts per channel: Slack allows about one
+	// message per second per channel (docs/slack.md §A.5).
 	DefaultPostInterval = time.Second
+	// DefaultChannelQueue is how many answers may wait for their turn in one
+	// channel: a minute of posts at DefaultPostInterval. Past it, pastes get
+	// one coalesced notice instead of an answer each.
+	DefaultChannelQueue = 60
+	// DefaultPostTimeout bounds waiting for a channel's turn and posting
+	// (with retries); it is separate from the work timeout, so a burst in
+	// one channel waits instead of timing out.
+	DefaultPostTimeout = 2 * time.Minute
 	// DefaultMaxBodyBytes caps an inbound request body.
 	DefaultMaxBodyBytes = 1 << 20
 	// DefaultMaxFileBytes caps a downloaded snippet.
 	DefaultMaxFileBytes = 2 << 20
-	// DefaultDedupeTTL keeps event ids long enough to cover Slack's retries
-	// (immediately, after ~1 min and after ~5 min).
+	// DefaultDedupeTTL keeps "answered" markers well past Slack's last
+	// retry of an event (about 5 minutes after the first, docs/slack.md
+	// §A.3) and past the 5-minute signature window of a replay.
 	DefaultDedupeTTL = time.Hour
-	// DefaultMaxInFlight bounds concurrent deferred work.
+	// DefaultClaimTTL is the lease of an event being answered. Its holder
+	// renews it while it works; a claim whose outcome was unknown (the
+	// store timed out, and may still apply it) lapses within it, so Slack's
+	// retry after about a minute is answered.
+	DefaultClaimTTL = 45 * time.Second
+	// DefaultMaxInFlight bounds answers computed at once (CPU-bound work).
 	DefaultMaxInFlight = 64
-	// DefaultDrainTimeout bounds how long shutdown waits for in-flight replies.
-	DefaultDrainTimeout = 10 * time.Second
+	// DefaultMaxPending bounds admitted work (computing, queued or
+	// posting); past it events get 503 and Slack retries them later.
+	DefaultMaxPending = 2000
+	// DefaultDrainTimeout bounds how long shutdown finishes acked work
+	// (VRAMBOT_DRAIN_TIMEOUT).
+	DefaultDrainTimeout = 30 * time.Second
+	// DefaultMaxConnections bounds concurrent HTTP connections; more wait
+	// in the kernel's accept queue.
+	DefaultMaxConnections = 512
+	// DefaultReadTimeout bounds reading one request, body included: a
+	// client that never finishes its body is cut off. Slack sends a
+	// request in one go.
+	DefaultReadTimeout = 10 * time.Second
+)
+
+// HTTP server limits that need no configuration.
+const (
+	readHeaderTimeout = 5 * time.Second
+	// writeTimeout must outlast the inline budget of a slash command.
+	writeTimeout = 15 * time.Second
+	// idleTimeout closes keep-alive connections nobody uses.
+	idleTimeout = 60 * time.Second
+	// maxHeaderBytes: Slack's headers are a few hundred bytes.
+	maxHeaderBytes = 16 << 10
 )
 
 // Config is the bot's configuration. BotToken and at least one of
@@ -75,14 +121,21 @@ type Config struct {
 	// APIURL replaces Slack's Web API base URL (VRAMBOT_SLACK_API_URL).
 	APIURL string
 
-	InlineBudget time.Duration
-	WorkTimeout  time.Duration
-	PostInterval time.Duration
-	MaxBodyBytes int64
-	MaxFileBytes int64
-	DedupeTTL    time.Duration
-	MaxInFlight  int
-	DrainTimeout time.Duration
+	InlineBudget   time.Duration
+	WorkTimeout    time.Duration
+	PostInterval   time.Duration
+	ChannelQueue   int
+	PostTimeout    time.Duration
+	MaxBodyBytes   int64
+	MaxFileBytes   int64
+	DedupeTTL      time.Duration
+	ClaimTTL       time.Duration
+	MaxInFlight    int
+	MaxPending     int
+	DrainTimeout   time.Duration
+	MaxConnections int
+	ReadTimeout    time.Duration
+	Retry          RetryPolicy
 }
 
 func (c *Config) setDefaults() {
@@ -91,31 +144,42 @@ func (c *Config) setDefaults() {
 			*d = v
 		}
 	}
+	defInt := func(n *int, v int) {
+		if *n <= 0 {
+			*n = v
+		}
+	}
 	def(&c.InlineBudget, DefaultInlineBudget)
 	def(&c.WorkTimeout, DefaultWorkTimeout)
 	def(&c.PostInterval, DefaultPostInterval)
+	def(&c.PostTimeout, DefaultPostTimeout)
 	def(&c.DedupeTTL, DefaultDedupeTTL)
+	def(&c.ClaimTTL, DefaultClaimTTL)
 	def(&c.DrainTimeout, DefaultDrainTimeout)
+	def(&c.ReadTimeout, DefaultReadTimeout)
+	defInt(&c.ChannelQueue, DefaultChannelQueue)
+	defInt(&c.MaxInFlight, DefaultMaxInFlight)
+	defInt(&c.MaxPending, DefaultMaxPending)
+	defInt(&c.MaxConnections, DefaultMaxConnections)
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if c.MaxFileBytes <= 0 {
 		c.MaxFileBytes = DefaultMaxFileBytes
 	}
-	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = DefaultMaxInFlight
-	}
+	c.Retry.setDefaults()
 }
 
 // Deps are the bot's collaborators. Commands and Store are required.
 type Deps struct {
 	Commands Commands
-	Store    store.Store
+	Store    Store
 	// RecordOOM, when set, is called for every OOM answered in a channel.
 	RecordOOM OOMRecorder
 	Logger    *slog.Logger
-	// HTTPClient is used for the Web API, response_url and file downloads.
-	HTTPClient *http.Client
+	// Transport carries every call to Slack (nil: http.DefaultTransport);
+	// the bot puts its retries on top.
+	Transport http.RoundTripper
 	// Configs, when set, answers mentions that attach a config.json
 	// (configfile.go); without it such a mention is an ordinary one.
 	Configs ConfigVRAM
@@ -127,20 +191,41 @@ type Server struct {
 	deps    Deps
 	log     *slog.Logger
 	api     *slack.Client
-	http    *http.Client
+	http    *http.Client // response_url, uploads; retried
+	files   *http.Client // downloads: retried, redirects checked
+	apiURL  *url.URL
 	poster  *Poster
 	metrics *metrics
+	bodies  bodyPool
 
-	selfMu sync.Mutex
-	selfID string
+	self      atomic.Pointer[string]
+	selfCalls singleflight.Group
 
-	// work bounds concurrent deferred work; inflight tracks it for draining.
-	work     chan struct{}
+	// compute bounds answers computed at once.
+	compute chan struct{}
+
+	// Admission: work is admitted under mu, never once closing is set, so
+	// a drain that has started sees every piece of work it must wait for.
+	mu       sync.Mutex
+	closing  bool
+	pending  map[uint64]workItem
+	nextWork uint64
 	inflight sync.WaitGroup
-	closing  atomic.Bool
+
+	drainOnce sync.Once
+	drained   chan struct{}
+	drainErr  error
 	// baseCtx parents deferred work; cancelled when a drain runs out of time.
 	baseCtx    context.Context
 	cancelWork context.CancelFunc
+}
+
+// workItem describes admitted work for the drain's log: never message text.
+type workItem struct {
+	kind    string
+	channel string
+	ref     string // event id or similar
+	since   time.Time
 }
 
 // New builds a Server. It does no network I/O.
@@ -158,10 +243,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	if deps.HTTPClient == nil {
-		deps.HTTPClient = &http.Client{Timeout: 15 * time.Second}
+	apiURL, err := url.Parse(apiBaseURL(cfg.APIURL))
+	if err != nil {
+		return nil, fmt.Errorf("bot: Slack API URL: %w", err)
 	}
-	opts := slackOptions(deps.HTTPClient, cfg.APIURL)
+	m := newMetrics()
+	transport := newRetryTransport(deps.Transport, cfg.Retry, apiURL, m)
+	httpClient := &http.Client{Transport: transport}
+	opts := []slack.Option{slack.OptionHTTPClient(httpClient), slack.OptionAPIURL(apiURL.String())}
 	if cfg.AppToken != "" {
 		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
 	}
@@ -170,44 +259,135 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		deps:    deps,
 		log:     deps.Logger,
 		api:     slack.New(cfg.BotToken, opts...),
-		http:    deps.HTTPClient,
-		metrics: newMetrics(),
-		work:    make(chan struct{}, cfg.MaxInFlight),
+		http:    httpClient,
+		apiURL:  apiURL,
+		metrics: m,
+		compute: make(chan struct{}, cfg.MaxInFlight),
+		pending: make(map[uint64]workItem),
+		drained: make(chan struct{}),
 	}
+	s.files = &http.Client{Transport: transport, CheckRedirect: s.checkDownloadRedirect}
 	s.baseCtx, s.cancelWork = context.WithCancel(context.Background())
-	s.poster = newPoster(s.api, cfg.PostInterval, s.log, s.metrics)
+	s.poster = newPoster(s.api, httpClient, newLanes(cfg.PostInterval, cfg.ChannelQueue), s.log, m)
 	return s, nil
 }
 
-// Poster returns the Server's poster, for the digest.
+// apiBaseURL is the Web API base URL for VRAMBOT_SLACK_API_URL ("" is
+// Slack's), with the trailing slash slack-go joins method names onto: the
+// one place that normalises it.
+func apiBaseURL(raw string) string {
+	if raw == "" {
+		return slack.APIURL
+	}
+	if raw[len(raw)-1] != '/' {
+		raw += "/"
+	}
+	return raw
+}
+
+func newRetryTransport(next http.RoundTripper, p RetryPolicy, apiURL *url.URL, m *metrics) *retryTransport {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	p.setDefaults()
+	return &retryTransport{next: next, policy: p, apiPath: apiURL.Path, metrics: m}
+}
+
+// Poster returns the Server's poster, for the digest: it shares the
+// server's per-channel pacing, retries and metrics.
 func (s *Server) Poster() *Poster { return s.poster }
 
-// Serve runs Handler on addr until ctx is cancelled, then stops the
-// listener and drains in-flight replies. It serves health and metrics in
-// both modes; Socket Mode itself is Run, started beside it.
-func (s *Server) Serve(ctx context.Context, addr string) error {
-	srv := &http.Server{Addr: addr, Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	errc := make(chan error, 1)
-	go func() {
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("bot: listen on %s: %w", addr, err)
-		}
-	}()
-	s.log.Info("slack bot listening", "addr", addr, "http_mode", s.cfg.SigningSecret != "")
-	var listenErr error
-	select {
-	case <-ctx.Done():
-	case listenErr = <-errc:
+// admit registers work unless the server is draining or full.
+func (s *Server) admit(it workItem) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing || len(s.pending) >= s.cfg.MaxPending {
+		return 0, false
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainTimeout)
+	s.nextWork++
+	it.since = time.Now()
+	s.pending[s.nextWork] = it
+	s.inflight.Add(1)
+	return s.nextWork, true
+}
+
+func (s *Server) release(id uint64) {
+	s.mu.Lock()
+	delete(s.pending, id)
+	s.mu.Unlock()
+	s.inflight.Done()
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// goWork runs fn in the background as admitted work. fn's context ends only
+// when a drain runs out of time: fn bounds its own steps (computeAnswer,
+// PostTimeout). It reports false when the work was not admitted.
+func (s *Server) goWork(it workItem, fn func(ctx context.Context)) bool {
+	id, ok := s.admit(it)
+	if !ok {
+		s.metrics.refused(it.kind)
+		return false
+	}
+	go func() {
+		defer s.release(id)
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic in slack handler", "kind", it.kind, "panic", fmt.Sprint(p))
+			}
+		}()
+		fn(s.baseCtx)
+	}()
+	return true
+}
+
+// computeAnswer runs fn under the compute bound and the work timeout. It
+// fails only when no compute slot came free in time; fn reports its own
+// outcome.
+func (s *Server) computeAnswer(ctx context.Context, fn func(ctx context.Context)) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.WorkTimeout)
 	defer cancel()
-	httpErr := srv.Shutdown(shutdownCtx)
-	drainErr := s.Shutdown(shutdownCtx)
-	return errors.Join(listenErr, httpErr, drainErr)
+	select {
+	case s.compute <- struct{}{}:
+		defer func() { <-s.compute }()
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a compute slot: %w", ctx.Err())
+	}
+	fn(ctx)
+	return nil
+}
+
+// postContext bounds waiting for a channel's turn and posting.
+func (s *Server) postContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.PostTimeout)
+}
+
+// Serve runs Handler on addr until ctx is cancelled, then stops the
+// listener and drains in-flight work (DrainTimeout). It serves health and
+// metrics in both modes; Socket Mode itself is Run, started beside it.
+func (s *Server) Serve(ctx context.Context, addr string) error {
+	ln, err := s.Listen(addr)
+	if err != nil {
+		return err
+	}
+	return s.ServeListener(ctx, ln)
+}
+
+// Drain stops admitting work and waits for what was admitted, up to
+// DrainTimeout; work still running then is cancelled and logged as
+// dropped. Every caller (HTTP, Socket Mode, serve) shares one drain.
+func (s *Server) Drain() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainTimeout)
+	defer cancel()
+	return s.Shutdown(ctx)
 }
 
 // Run runs Socket Mode until ctx is cancelled, then drains in-flight
-// replies. It needs Config.AppToken.
+// work. It needs Config.AppToken.
 func (s *Server) Run(ctx context.Context) error {
 	if s.cfg.AppToken == "" {
 		return errors.New("bot: socket mode needs SLACK_APP_TOKEN")
@@ -216,88 +396,89 @@ func (s *Server) Run(ctx context.Context) error {
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
-	drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainTimeout)
-	defer cancel()
-	return errors.Join(err, s.Shutdown(drainCtx))
+	return errors.Join(err, s.Drain())
 }
 
-// Shutdown stops taking new work and waits for in-flight replies until ctx
-// ends; work still running then is cancelled.
+// dropWait bounds how long a drain that ran out of time waits for the
+// cancelled work to return (it stops at its next context check).
+const dropWait = 5 * time.Second
+
+// Shutdown stops admitting work and waits for admitted work until ctx
+// ends; work still running then is cancelled, and what was dropped is
+// logged. Later calls wait for the first one and return its result.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.closing.Store(true)
-	done := make(chan struct{})
-	go func() {
-		s.inflight.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
+	s.drainOnce.Do(func() {
+		defer close(s.drained)
+		s.mu.Lock()
+		s.closing = true
+		n := len(s.pending)
+		s.mu.Unlock()
+		if n > 0 {
+			s.log.Info("draining acked work", "pending", n)
+		}
+		done := make(chan struct{})
+		go func() {
+			s.inflight.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		dropped := s.pendingWork()
 		s.cancelWork()
-		return fmt.Errorf("bot: drain in-flight replies: %w", ctx.Err())
-	}
+		for _, it := range dropped {
+			s.metrics.dropped(it.kind)
+			s.log.Warn("drain deadline: dropped acked work", "kind", it.kind, "channel", it.channel, "ref", it.ref, "age", time.Since(it.since).Round(time.Millisecond).String())
+		}
+		s.log.Warn("drain deadline passed", "dropped", len(dropped))
+		s.drainErr = fmt.Errorf("bot: drain: %d replies dropped: %w", len(dropped), ctx.Err())
+		select {
+		case <-done:
+		case <-time.After(dropWait):
+			s.drainErr = errors.Join(s.drainErr, errors.New("bot: drain: cancelled work did not return"))
+		}
+	})
+	<-s.drained
+	return s.drainErr
 }
 
-// goWork runs fn in the background under the work bound and the work
-// timeout. It reports false when the server is shutting down.
-func (s *Server) goWork(kind string, fn func(ctx context.Context)) bool {
-	if s.closing.Load() {
-		return false
+func (s *Server) pendingWork() []workItem {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]workItem, 0, len(s.pending))
+	for _, it := range s.pending {
+		out = append(out, it)
 	}
-	s.inflight.Add(1)
-	go func() {
-		defer s.inflight.Done()
-		ctx, cancel := context.WithTimeout(s.baseCtx, s.cfg.WorkTimeout)
-		defer cancel()
-		select {
-		case s.work <- struct{}{}:
-			defer func() { <-s.work }()
-		case <-ctx.Done():
-			s.log.Warn("work dropped: no slot before timeout", "kind", kind)
-			return
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error("panic in slack handler", "kind", kind, "panic", fmt.Sprint(p))
-			}
-		}()
-		fn(ctx)
-	}()
-	return true
+	return out
 }
+
+// selfTimeout bounds auth.test.
+const selfTimeout = 5 * time.Second
 
 // botUserID returns the bot's own user id from auth.test, cached after the
 // first success; fallback (from the event's authorizations) is used while
-// auth.test fails.
+// auth.test fails. Concurrent callers share one auth.test call and no lock
+// is held across it.
 func (s *Server) botUserID(ctx context.Context, fallback string) string {
-	s.selfMu.Lock()
-	defer s.selfMu.Unlock()
-	if s.selfID != "" {
-		return s.selfID
+	if id := s.self.Load(); id != nil {
+		return *id
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	resp, err := s.api.AuthTestContext(ctx)
+	v, err, _ := s.selfCalls.Do("auth.test", func() (any, error) {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), selfTimeout)
+		defer cancel()
+		resp, err := s.api.AuthTestContext(actx)
+		if err != nil {
+			return "", err
+		}
+		s.self.Store(&resp.UserID)
+		return resp.UserID, nil
+	})
 	if err != nil {
 		s.metrics.apiError("auth.test")
-		s.log.Warn("auth.test failed; using the event's authorizations", "err", err)
+		s.log.Warn("auth.test failed; using the event's authorizations", "err", redactErr(err))
 		return fallback
 	}
-	s.selfID = resp.UserID
-	return s.selfID
-}
-
-// slackOptions are the Web API client options every client of the bot uses:
-// the HTTP client, retries, and the base URL (VRAMBOT_SLACK_API_URL) with the
-// trailing slash slack-go joins method names onto.
-func slackOptions(client *http.Client, apiURL string) []slack.Option {
-	opts := []slack.Option{slack.OptionHTTPClient(client), slack.OptionRetry(3)}
-	if apiURL != "" {
-		if !strings.HasSuffix(apiURL, "/") {
-			apiURL += "/"
-		}
-		opts = append(opts, slack.OptionAPIURL(apiURL))
-	}
-	return opts
+	return v.(string)
 }

@@ -71,15 +71,15 @@ func TestCorpusPastesEndToEnd(t *testing.T) {
 	}
 	ts.idle(t)
 
-	posts := ts.slack.seen("chat.postMessage")
+	posts := ts.slack.Answered("chat.postMessage")
 	threads := map[string]bool{}
 	for _, p := range posts {
-		threads[p.Form.Get("thread_ts")] = true
+		threads[p.Args.Get("thread_ts")] = true
 		var blocks slack.Blocks
-		if err := json.Unmarshal([]byte(p.Form.Get("blocks")), &blocks); err != nil {
+		if err := json.Unmarshal([]byte(p.Args.Get("blocks")), &blocks); err != nil {
 			t.Fatal(err)
 		}
-		checkLimits(t, blocks.BlockSet, p.Form.Get("text"))
+		checkLimits(t, blocks.BlockSet, p.Args.Get("text"))
 	}
 	if len(posts) != len(cases) || len(threads) != len(cases) {
 		t.Errorf("%d replies in %d threads for %d pastes", len(posts), len(threads), len(cases))

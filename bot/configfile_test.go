@@ -53,7 +53,7 @@ func TestMentionWithConfigFile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfgs := &fakeConfigs{refuses: tt.refuses}
 			ts := newTestServer(t, nil, nil, func(_ *Config, d *Deps) { d.Configs = cfgs })
-			link := ts.slack.addFile("/files/T1-FC/"+tt.file, config)
+			link := ts.slack.AddFile("/files/T1-FC/"+tt.file, config)
 			size := tt.size
 			if size == 0 {
 				size = int64(len(config))
@@ -62,15 +62,15 @@ func TestMentionWithConfigFile(t *testing.T) {
 			inner := map[string]any{"type": "app_mention", "user": "U1", "text": tt.text, "ts": "1700000300.000100", "channel": "C1", "files": files}
 			readAll(t, ts.event(t, "EvCfg"+string(rune('a'+i)), inner))
 			ts.idle(t)
-			posts := ts.slack.seen("chat.postMessage")
+			posts := ts.slack.Answered("chat.postMessage")
 			if len(posts) != 1 {
 				t.Fatalf("%d replies, want 1", len(posts))
 			}
-			if got := posts[0].Form.Get("text") + posts[0].Form.Get("blocks"); !strings.Contains(got, tt.wantText) || strings.Contains(got, "internal detail") {
+			if got := posts[0].Args.Get("text") + posts[0].Args.Get("blocks"); !strings.Contains(got, tt.wantText) || strings.Contains(got, "internal detail") {
 				t.Errorf("reply %.300s, want %q", got, tt.wantText)
 			}
-			if posts[0].Form.Get("thread_ts") != "1700000300.000100" {
-				t.Errorf("not in the mention's thread: %v", posts[0].Form)
+			if posts[0].Args.Get("thread_ts") != "1700000300.000100" {
+				t.Errorf("not in the mention's thread: %v", posts[0].Args)
 			}
 			cfgs.mu.Lock()
 			defer cfgs.mu.Unlock()
@@ -85,13 +85,13 @@ func TestMentionWithConfigFile(t *testing.T) {
 // .json file is an ordinary mention.
 func TestMentionConfigNeedsConfigs(t *testing.T) {
 	ts := newTestServer(t, nil, nil)
-	link := ts.slack.addFile("/files/T1-FC/config.json", `{}`)
+	link := ts.slack.AddFile("/files/T1-FC/config.json", `{}`)
 	files := []map[string]any{{"id": "FC", "name": "config.json", "filetype": "json", "size": 2, "url_private_download": link}}
 	inner := map[string]any{"type": "app_mention", "user": "U1", "text": "<@UBOT> vram 7b lora", "ts": "1700000300.000100", "channel": "C1", "files": files}
 	readAll(t, ts.event(t, "EvCfgNone", inner))
 	ts.idle(t)
-	posts := ts.slack.seen("chat.postMessage")
-	if len(posts) != 1 || !strings.Contains(posts[0].Form.Get("blocks"), "7b lora") {
+	posts := ts.slack.Answered("chat.postMessage")
+	if len(posts) != 1 || !strings.Contains(posts[0].Args.Get("blocks"), "7b lora") {
 		t.Errorf("replies %v", posts)
 	}
 }

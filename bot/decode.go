@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/vrambot/vrambot/internal/safetext"
 )
 
 // The decoders below read only the fields the bot uses, so a payload with
@@ -74,7 +76,7 @@ func decodeEvent(body []byte) (eventEnvelope, error) {
 	case envelopeURLVerification, envelopeCallback, envelopeRateLimited:
 		return env, nil
 	default:
-		return eventEnvelope{}, fmt.Errorf("decode event: unknown type %q", truncateRunes(env.Type, 40))
+		return eventEnvelope{}, fmt.Errorf("decode event: unknown type %s", safetext.Quote(env.Type, 40))
 	}
 }
 
@@ -151,6 +153,7 @@ type interaction struct {
 	Actions []struct {
 		ActionID string `json:"action_id"`
 		Value    string `json:"value"`
+		ActionTS string `json:"action_ts"`
 	} `json:"actions"`
 }
 

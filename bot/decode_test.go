@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/vrambot/vrambot/internal/slacktest"
 )
 
 func TestDecodeEvent(t *testing.T) {
@@ -114,8 +116,8 @@ func TestWanted(t *testing.T) {
 
 func FuzzDecodeEvent(f *testing.F) {
 	f.Add([]byte(`{"type":"url_verification","challenge":"abc"}`))
-	f.Add(eventBody("Ev1", message(oomPaste)))
-	f.Add(eventBody("Ev2", message("x", "subtype", "file_share", "files", []any{map[string]any{"id": "F", "size": 3}})))
+	f.Add(slacktest.EventBody("Ev1", message(oomPaste)))
+	f.Add(slacktest.EventBody("Ev2", message("x", "subtype", "file_share", "files", []any{map[string]any{"id": "F", "size": 3}})))
 	f.Add([]byte(`{"type":"event_callback","event":{"type":"app_mention","text":"<@U1> vram 7b"}}`))
 	f.Add([]byte(`{"type":"event_callback","event":null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -18,6 +18,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/vrambot/vrambot/internal/slacktest"
+	"github.com/vrambot/vrambot/internal/testutil"
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
 	"github.com/vrambot/vrambot/store/storetest"
@@ -97,7 +99,7 @@ func TestSlashCommand(t *testing.T) {
 		})
 	}
 	ts.idle(t)
-	if n := len(ts.slack.replies()); n != 0 {
+	if n := len(ts.slack.Replies()); n != 0 {
 		t.Errorf("inline answers also posted %d messages", n)
 	}
 }
@@ -111,7 +113,7 @@ func TestSlashCommandSlowFollowsUp(t *testing.T) {
 		t.Fatalf("ack = %+v", got)
 	}
 	ts.idle(t)
-	follow := ts.slack.seen("response/cmd")
+	follow := responses(ts.slack, "cmd")
 	if len(follow) != 1 {
 		t.Fatalf("%d response_url posts", len(follow))
 	}
@@ -128,7 +130,7 @@ func TestShareInChannel(t *testing.T) {
 		"user":         map[string]any{"id": "U1", "username": "ada"},
 		"channel":      map[string]any{"id": "C1", "name": "ml"},
 		"container":    map[string]any{"type": "message", "message_ts": "1700000000.000100", "is_ephemeral": true},
-		"response_url": ts.slack.srv.URL + "/response/share",
+		"response_url": ts.slack.ResponseURL("share"),
 		"actions":      []map[string]any{{"action_id": shareActionID, "block_id": "b1", "type": "button", "value": "7b lora a100", "action_ts": "1700000001.1"}},
 		"message":      map[string]any{"blocks": []map[string]any{{"type": "unknown_future_block"}}},
 	})
@@ -139,7 +141,7 @@ func TestShareInChannel(t *testing.T) {
 	}
 	readAll(t, resp)
 	ts.idle(t)
-	posts := ts.slack.seen("response/share")
+	posts := responses(ts.slack, "share")
 	if len(posts) != 1 {
 		t.Fatalf("%d response_url posts", len(posts))
 	}
@@ -170,11 +172,11 @@ func TestOOMPasteGetsOneThreadedReply(t *testing.T) {
 		readAll(t, resp)
 	}
 	ts.idle(t)
-	posts := ts.slack.seen("chat.postMessage")
+	posts := ts.slack.Answered("chat.postMessage")
 	if len(posts) != 1 {
 		t.Fatalf("%d replies, want 1", len(posts))
 	}
-	p := posts[0].Form
+	p := posts[0].Args
 	if p.Get("channel") != "C1" || p.Get("thread_ts") != "1700000100.000200" {
 		t.Errorf("reply to channel %q thread %q", p.Get("channel"), p.Get("thread_ts"))
 	}
@@ -183,7 +185,7 @@ func TestOOMPasteGetsOneThreadedReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLimits(t, blocks.BlockSet, p.Get("text"))
-	if r := ts.slack.seen("reactions.add"); len(r) != 1 || r[0].Form.Get("name") != "eyes" || r[0].Form.Get("timestamp") != "1700000100.000200" {
+	if r := ts.slack.Answered("reactions.add"); len(r) != 1 || r[0].Args.Get("name") != "eyes" || r[0].Args.Get("timestamp") != "1700000100.000200" {
 		t.Errorf("reactions: %+v", r)
 	}
 	seen := ts.ooms.all()
@@ -206,8 +208,8 @@ func TestThreadReplyStaysInThread(t *testing.T) {
 	ts := newTestServer(t, nil, nil)
 	readAll(t, ts.event(t, "Ev2", message(oomPaste, "thread_ts", "1700000000.000001")))
 	ts.idle(t)
-	posts := ts.slack.seen("chat.postMessage")
-	if len(posts) != 1 || posts[0].Form.Get("thread_ts") != "1700000000.000001" {
+	posts := ts.slack.Answered("chat.postMessage")
+	if len(posts) != 1 || posts[0].Args.Get("thread_ts") != "1700000000.000001" {
 		t.Fatalf("posts %+v", posts)
 	}
 }
@@ -237,10 +239,10 @@ func TestIgnoredEvents(t *testing.T) {
 			}
 			readAll(t, resp)
 			ts.idle(t)
-			if r := ts.slack.replies(); len(r) != 0 {
+			if r := ts.slack.Replies(); len(r) != 0 {
 				t.Fatalf("replied: %+v", r)
 			}
-			if r := ts.slack.seen("reactions.add"); len(r) != 0 {
+			if r := ts.slack.Answered("reactions.add"); len(r) != 0 {
 				t.Fatalf("reacted: %+v", r)
 			}
 		})
@@ -265,18 +267,18 @@ func TestAppMention(t *testing.T) {
 			inner := map[string]any{"type": "app_mention", "user": "U1", "text": tt.text, "ts": "1700000200.000100", "thread_ts": "1700000000.000009", "channel": "C1"}
 			readAll(t, ts.event(t, fmt.Sprintf("EvM%d", i), inner))
 			ts.idle(t)
-			posts := ts.slack.seen("chat.postMessage")
+			posts := ts.slack.Answered("chat.postMessage")
 			if len(posts) != 1 {
 				t.Fatalf("%d posts", len(posts))
 			}
-			if got := posts[0].Form.Get("text"); !strings.Contains(got, tt.want) {
+			if got := posts[0].Args.Get("text"); !strings.Contains(got, tt.want) {
 				t.Errorf("text %q lacks %q", got, tt.want)
 			}
-			if posts[0].Form.Get("thread_ts") != "1700000000.000009" {
-				t.Errorf("thread_ts %q", posts[0].Form.Get("thread_ts"))
+			if posts[0].Args.Get("thread_ts") != "1700000000.000009" {
+				t.Errorf("thread_ts %q", posts[0].Args.Get("thread_ts"))
 			}
 			var blocks slack.Blocks
-			if err := json.Unmarshal([]byte(posts[0].Form.Get("blocks")), &blocks); err != nil {
+			if err := json.Unmarshal([]byte(posts[0].Args.Get("blocks")), &blocks); err != nil {
 				t.Fatal(err)
 			}
 			if countButtons(blocks.BlockSet, shareActionID) != 0 {
@@ -301,22 +303,22 @@ func TestFileShareSnippet(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newTestServer(t, nil, nil)
 			path := fmt.Sprintf("/files/T1-F%d/train.log", i)
-			link := ts.slack.addFile(path, tt.content)
+			link := ts.slack.AddFile(path, tt.content)
 			size := tt.size
 			if size == 0 {
 				size = int64(len(tt.content))
 			}
 			files := []map[string]any{
-				{"id": "FIMG", "name": "loss.png", "mimetype": "image/png", "filetype": "png", "url_private_download": ts.slack.srv.URL + "/files/img.png"},
+				{"id": "FIMG", "name": "loss.png", "mimetype": "image/png", "filetype": "png", "url_private_download": ts.slack.URL + "/files/img.png"},
 				{"id": fmt.Sprintf("F%d", i), "name": "train.log", "mimetype": "text/plain", "filetype": "text", "mode": "snippet", "size": size, "url_private_download": link},
 			}
 			readAll(t, ts.event(t, fmt.Sprintf("EvF%d", i), message("see log", "subtype", "file_share", "files", files)))
 			ts.idle(t)
-			if got := len(ts.slack.seen("chat.postMessage")); got != tt.replies {
+			if got := len(ts.slack.Answered("chat.postMessage")); got != tt.replies {
 				t.Errorf("%d replies, want %d", got, tt.replies)
 			}
-			if tt.size == 0 && len(ts.slack.seen("download")) != 1 {
-				t.Errorf("downloads: %d", len(ts.slack.seen("download")))
+			if tt.size == 0 && len(ts.slack.Answered(slacktest.MethodDownload)) != 1 {
+				t.Errorf("downloads: %d", len(ts.slack.Answered(slacktest.MethodDownload)))
 			}
 		})
 	}
@@ -327,30 +329,36 @@ func TestLongReplyAttachesFile(t *testing.T) {
 	ts.cmds.oomReply = longFixture
 	readAll(t, ts.event(t, "EvLong", message(oomPaste)))
 	ts.idle(t)
-	posts := ts.slack.seen("chat.postMessage")
-	if len(posts) != 1 || !strings.Contains(posts[0].Form.Get("blocks"), "Shortened") {
+	posts := ts.slack.Answered("chat.postMessage")
+	if len(posts) != 1 || !strings.Contains(posts[0].Args.Get("blocks"), "Shortened") {
 		t.Fatalf("posts: %d", len(posts))
 	}
-	if n := len(ts.slack.seen("files.getUploadURLExternal")); n != 1 {
+	if n := len(ts.slack.Answered("files.getUploadURLExternal")); n != 1 {
 		t.Errorf("getUploadURLExternal calls: %d", n)
 	}
-	up := ts.slack.seen("upload")
+	up := ts.slack.Answered(slacktest.MethodUpload)
 	if len(up) != 1 || !strings.Contains(string(up[0].Body), "Section 59") {
 		t.Errorf("uploaded file lacks the full text (%d uploads)", len(up))
 	}
-	done := ts.slack.seen("files.completeUploadExternal")
-	if len(done) != 1 || done[0].Form.Get("thread_ts") != "1700000100.000200" || done[0].Form.Get("channel_id") != "C1" {
+	done := ts.slack.Answered("files.completeUploadExternal")
+	if len(done) != 1 || done[0].Args.Get("thread_ts") != "1700000100.000200" || done[0].Args.Get("channel_id") != "C1" {
 		t.Errorf("complete: %+v", done)
 	}
 }
 
 func TestRateLimitedPostIsRetried(t *testing.T) {
-	fs := newFakeSlack(t)
-	fs.rateLimit = 1
+	fs := slacktest.New(t)
+	fs.SetFaults("chat.postMessage", slacktest.FailFirst(1, slacktest.Fault{Status: http.StatusTooManyRequests, RetryAfter: 1}))
 	ts := newTestServer(t, fs, nil)
 	readAll(t, ts.event(t, "Ev429", message(oomPaste)))
 	ts.idle(t)
-	limited, posts := fs.seen("429:chat.postMessage"), fs.seen("chat.postMessage")
+	var limited []slacktest.Call
+	for _, c := range fs.Calls("chat.postMessage") {
+		if c.Status == http.StatusTooManyRequests {
+			limited = append(limited, c)
+		}
+	}
+	posts := fs.Answered("chat.postMessage")
 	if len(limited) != 1 || len(posts) != 1 {
 		t.Fatalf("429s %d, posts %d", len(limited), len(posts))
 	}
@@ -370,19 +378,19 @@ func TestURLVerification(t *testing.T) {
 
 func TestRefusedRequests(t *testing.T) {
 	ts := newTestServer(t, nil, nil)
-	body := eventBody("EvForged", message(oomPaste))
+	body := slacktest.EventBody("EvForged", message(oomPaste))
 	tests := []struct {
 		name   string
 		path   string
 		header func(h http.Header)
 	}{
 		{"unsigned", "/slack/events", func(http.Header) {}},
-		{"forged signature", "/slack/events", func(h http.Header) { sign(h, "not-the-secret-000000000000000000", time.Now(), body) }},
-		{"stale timestamp", "/slack/events", func(h http.Header) { sign(h, testSecret, time.Now().Add(-6*time.Minute), body) }},
-		{"future timestamp", "/slack/events", func(h http.Header) { sign(h, testSecret, time.Now().Add(6*time.Minute), body) }},
-		{"signature of another body", "/slack/events", func(h http.Header) { sign(h, testSecret, time.Now(), []byte("{}")) }},
+		{"forged signature", "/slack/events", func(h http.Header) { slacktest.Sign(h, "not-the-secret-000000000000000000", time.Now(), body) }},
+		{"stale timestamp", "/slack/events", func(h http.Header) { slacktest.Sign(h, testSecret, time.Now().Add(-6*time.Minute), body) }},
+		{"future timestamp", "/slack/events", func(h http.Header) { slacktest.Sign(h, testSecret, time.Now().Add(6*time.Minute), body) }},
+		{"signature of another body", "/slack/events", func(h http.Header) { slacktest.Sign(h, testSecret, time.Now(), []byte("{}")) }},
 		{"short signature", "/slack/commands", func(h http.Header) {
-			sign(h, testSecret, time.Now(), body)
+			slacktest.Sign(h, testSecret, time.Now(), body)
 			h.Set("X-Slack-Signature", h.Get("X-Slack-Signature")[:20])
 		}},
 		{"unsigned command", "/slack/commands", func(http.Header) {}},
@@ -404,7 +412,7 @@ func TestRefusedRequests(t *testing.T) {
 		})
 	}
 	ts.idle(t)
-	if calls := ts.slack.seen(""); len(calls) != 0 {
+	if calls := ts.slack.Calls(""); len(calls) != 0 {
 		t.Errorf("refused requests reached Slack: %+v", calls)
 	}
 	if _, err := ts.deps.Store.Get(context.Background(), "event:EvForged"); !errors.Is(err, store.ErrNotFound) {
@@ -438,7 +446,7 @@ func TestBodyTooLarge(t *testing.T) {
 			pw.Close()
 		}()
 		req, _ := http.NewRequest(http.MethodPost, ts.http.URL+"/slack/commands", pr)
-		sign(req.Header, testSecret, time.Now(), []byte(big))
+		slacktest.Sign(req.Header, testSecret, time.Now(), []byte(big))
 		start := time.Now()
 		resp, err := http.DefaultClient.Do(req)
 		pr.Close()
@@ -522,7 +530,7 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 	if err := ts.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(ts.slack.seen("chat.postMessage")); n != 1 {
+	if n := len(ts.slack.Answered("chat.postMessage")); n != 1 {
 		t.Errorf("in-flight reply lost: %d posts", n)
 	}
 	// After shutdown new events are refused (Slack retries elsewhere).
@@ -547,7 +555,7 @@ func TestShutdownDeadline(t *testing.T) {
 // one Redis: exactly one answers.
 func TestTwoReplicasOneRedis(t *testing.T) {
 	rs := storetest.NewRedis(t)
-	fs := newFakeSlack(t)
+	fs := slacktest.New(t)
 	a := newTestServer(t, fs, rs)
 	b := newTestServer(t, fs, rs)
 	for i := range 20 {
@@ -560,13 +568,13 @@ func TestTwoReplicasOneRedis(t *testing.T) {
 	}
 	a.idle(t)
 	b.idle(t)
-	posts := fs.seen("chat.postMessage")
+	posts := fs.Answered("chat.postMessage")
 	if len(posts) != 20 {
 		t.Fatalf("%d replies for 20 events", len(posts))
 	}
 	var threads []string
 	for _, p := range posts {
-		threads = append(threads, p.Form.Get("thread_ts"))
+		threads = append(threads, p.Args.Get("thread_ts"))
 	}
 	slices.Sort(threads)
 	if len(slices.Compact(threads)) != 20 {
@@ -637,10 +645,10 @@ func BenchmarkSlashCommand(b *testing.B) {
 // unreachable, forged requests) and checks that no token, signing secret
 // or response_url reaches the logs.
 func TestLogsHoldNoSecrets(t *testing.T) {
-	var logs syncBuffer
-	fs := newFakeSlack(t)
+	var logs testutil.Buffer
+	fs := slacktest.New(t)
 	ts := newTestServer(t, fs, nil, func(c *Config, d *Deps) {
-		c.APIURL = fs.srv.URL + "/down/"
+		c.APIURL = fs.URL + "/down/"
 		c.InlineBudget = 10 * time.Millisecond
 		d.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -650,7 +658,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	readAll(t, ts.post(t, "/slack/commands", "application/x-www-form-urlencoded", []byte(form.Encode())))
 	readAll(t, ts.event(t, "EvSecret", message(oomPaste)))
 	req, _ := http.NewRequest(http.MethodPost, ts.http.URL+"/slack/events", strings.NewReader("{}"))
-	sign(req.Header, "wrong-secret", time.Now(), []byte("{}"))
+	slacktest.Sign(req.Header, "wrong-secret", time.Now(), []byte("{}"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -668,23 +676,6 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServe runs the whole HTTP server on a port and stops it by context.
 func TestServe(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -697,17 +688,14 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ts.Serve(ctx, addr) }()
-	var resp *http.Response
-	for range 100 {
-		if resp, err = http.Get("http://" + addr + "/healthz"); err == nil {
-			break
+	testutil.Eventually(t, 5*time.Second, "healthz answers", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("healthz: %v", err)
-	}
-	readAll(t, resp)
+		readAll(t, resp)
+		return resp.StatusCode == http.StatusOK
+	})
 	cancel()
 	select {
 	case err := <-done:
@@ -725,16 +713,21 @@ func TestServe(t *testing.T) {
 // TestRefusedReplyGetsNotice: when Slack refuses the blocks, the user gets
 // a short plain-text notice in the thread instead of silence.
 func TestRefusedReplyGetsNotice(t *testing.T) {
-	fs := newFakeSlack(t)
-	fs.badBlocks = true
+	fs := slacktest.New(t)
+	fs.SetFaults("chat.postMessage", func(_ int, c *slacktest.Call) slacktest.Fault {
+		if c.Args.Get("blocks") != "" {
+			return slacktest.Fault{Error: "invalid_blocks"}
+		}
+		return slacktest.Fault{}
+	})
 	ts := newTestServer(t, fs, nil)
 	readAll(t, ts.event(t, "EvBadBlocks", message(oomPaste)))
 	ts.idle(t)
-	posts := fs.seen("chat.postMessage")
+	posts := fs.Calls("chat.postMessage")
 	if len(posts) != 2 {
 		t.Fatalf("%d posts, want the refused reply and a notice", len(posts))
 	}
-	notice := posts[1].Form
+	notice := posts[1].Args
 	if notice.Get("text") != postFailedText || notice.Get("thread_ts") != "1700000100.000200" || notice.Get("blocks") != "" {
 		t.Errorf("notice %v", notice)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,16 +27,31 @@ import (
 // replies may carry the button already.
 const shareActionID = "share"
 
-// dedupeTimeout bounds the store call made before acking an event.
-const dedupeTimeout = time.Second
+var (
+	errClosing    = errors.New("bot: shutting down or full")
+	errRetryLater = errors.New("bot: event held by another delivery")
+)
 
-var errClosing = errors.New("bot: shutting down")
+// Messages users see when the bot itself could not answer.
+const (
+	restartingText = "vrambot is restarting or busy; please try again in a moment."
+	tooSlowText    = "Working that out took too long; please try again in a moment."
+	// postFailedText: Slack refused an answer or could not be reached; the
+	// details are in the log only.
+	postFailedText   = "Sorry, I have an answer but could not post it to Slack. The error is logged for the operators."
+	shareUnsureText  = "I could not check whether this answer was already shared (my store did not answer), so I did not share it. Please try again in a moment."
+	vramRefusedTitle = "Could not answer that"
+)
+
+// redactErr strips a URL out of a transport error (a response_url or a
+// file URL is itself a credential).
+func redactErr(err error) error { return redact.Error(err, redact.Origin) }
 
 // commandResponse is the synchronous answer to a slash command (HTTP body
 // or Socket Mode ack payload) and the body of a response_url follow-up.
 type commandResponse struct {
-	ResponseType    string        `json:"response_type"`
-	Text            string        `json:"text"`
+	ResponseType    string        `json:"response_type,omitempty"`
+	Text            string        `json:"text,omitempty"`
 	Blocks          []slack.Block `json:"blocks,omitempty"`
 	ReplaceOriginal bool          `json:"replace_original,omitempty"`
 }
@@ -49,10 +65,10 @@ func responseFor(r reply.Reply) commandResponse {
 	return commandResponse{ResponseType: rt, Text: out.fallback, Blocks: out.blocks}
 }
 
-// slash answers a slash command. It computes with the inline budget; when
-// that runs out it returns a short "working" ack and the answer follows
-// through response_url.
-func (s *Server) slash(cmd slashCommand) (commandResponse, string) {
+// slash answers a slash command. key is its dedupe key ("" skips dedupe).
+// It computes with the inline budget; when that runs out it returns a short
+// "working" ack and the answer follows through response_url.
+func (s *Server) slash(ctx context.Context, cmd slashCommand, key string) (commandResponse, string) {
 	s.log.Debug("slash command", "command", cmd.Command, "channel", cmd.ChannelID, "user", cmd.UserID)
 	query := strings.TrimSpace(cmd.Text)
 	if query == "" || strings.EqualFold(query, "help") {
@@ -61,18 +77,33 @@ func (s *Server) slash(cmd slashCommand) (commandResponse, string) {
 	if runeLen(query) > maxQueryRunes {
 		return responseFor(errorReply(fmt.Sprintf("That query is %d characters long; a /vram query is a few words (at most %d characters).", runeLen(query), maxQueryRunes))), outcomeInline
 	}
+	if key != "" {
+		switch err := s.claimOnce(ctx, key); {
+		case errors.Is(err, errDuplicate):
+			return commandResponse{}, outcomeDuplicate // a replay: the first delivery answers
+		case err != nil:
+			// Fail open: the answer is private to the user who asked, so a
+			// replay while the store is down costs little.
+			s.metrics.dedupeError(kindCommand)
+			s.log.Warn("slash command dedupe failed; answering anyway", "err", err)
+		}
+	}
 	h := &handoff{waiting: true, ch: make(chan reply.Reply, 1)}
-	started := s.goWork(kindCommand, func(ctx context.Context) {
-		r := s.vramReply(ctx, query, true)
+	started := s.goWork(workItem{kind: kindCommand, channel: cmd.ChannelID}, func(ctx context.Context) {
+		r := reply.Reply{}
+		if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramReply(cctx, query, true) }); err != nil && r.Kind == "" {
+			s.log.Warn("slash command not computed in time", "err", err)
+			r = errorReply(tooSlowText)
+		}
 		if h.give(r) {
 			return
 		}
 		resp := responseFor(r)
 		resp.ReplaceOriginal = true // replaces the "working on it" ack
-		s.respond(ctx, cmd.ResponseURL, resp)
+		s.respond(ctx, kindCommand, cmd.ResponseURL, resp)
 	})
 	if !started {
-		return responseFor(errorReply("vrambot is restarting; please try again in a moment.")), outcomeUnavailable
+		return responseFor(errorReply(restartingText)), outcomeUnavailable
 	}
 	timer := time.NewTimer(s.cfg.InlineBudget)
 	defer timer.Stop()
@@ -118,8 +149,10 @@ func (h *handoff) abandon() (reply.Reply, bool) {
 	}
 }
 
-// vramReply runs a /vram query. Bad input becomes an error reply with the
-// command's own message; share adds the "Share in channel" button.
+// vramReply runs a /vram query. An error becomes an error reply with the
+// message its kind allows (internal/errs): the command's own words for bad
+// input, a fixed line for anything internal, whose detail is logged only.
+// share adds the "Share in channel" button.
 func (s *Server) vramReply(ctx context.Context, query string, share bool) reply.Reply {
 	r, err := s.deps.Commands.VRAM(ctx, query)
 	return s.vramOutcome(query, share, r, err)
@@ -128,8 +161,6 @@ func (s *Server) vramReply(ctx context.Context, query string, share bool) reply.
 // vramOutcome turns a /vram answer or error into the reply to post.
 func (s *Server) vramOutcome(query string, share bool, r reply.Reply, err error) reply.Reply {
 	if err != nil {
-		// The user sees the message of a classified error; anything
-		// internal stays in the log (internal/errs).
 		if k := errs.KindOf(err); k == errs.Internal || k == errs.Unavailable {
 			s.log.Error("vram query failed", "kind", k.String(), "err", err)
 		} else {
@@ -147,25 +178,31 @@ func (s *Server) vramOutcome(query string, share bool, r reply.Reply, err error)
 }
 
 // respond posts a follow-up to a response_url (valid for 30 minutes and 5
-// posts, and usable where the bot is not a channel member).
-func (s *Server) respond(ctx context.Context, responseURL string, resp commandResponse) {
+// posts, and usable where the bot is not a channel member). The transport
+// retries it; a follow-up that finally fails is counted and logged.
+func (s *Server) respond(ctx context.Context, kind, responseURL string, resp commandResponse) {
 	if responseURL == "" {
 		s.log.Warn("no response_url to follow up on")
 		return
 	}
+	ctx, cancel := s.postContext(ctx)
+	defer cancel()
 	msg := &slack.WebhookMessage{
 		Text:            resp.Text,
-		Blocks:          &slack.Blocks{BlockSet: resp.Blocks},
 		ResponseType:    resp.ResponseType,
 		ReplaceOriginal: resp.ReplaceOriginal,
 	}
-	if err := slack.PostWebhookCustomHTTPContext(ctx, responseURL, s.http, msg); err != nil {
+	if len(resp.Blocks) > 0 {
+		msg.Blocks = &slack.Blocks{BlockSet: resp.Blocks}
+	}
+	if err := slack.PostWebhookCustomHTTPContext(withCallLabel(ctx, "response_url"), responseURL, s.http, msg); err != nil {
 		s.metrics.apiError("response_url")
-		s.log.Error("response_url follow-up failed", "err", redact.Error(err, redact.Origin))
+		s.metrics.answerFailed(kind, failureReason(err))
+		s.log.Error("response_url follow-up failed", "err", redactErr(err))
 	}
 }
 
-// acceptEvent filters, dedupes and queues an event. An error means the
+// acceptEvent filters, claims and queues an event. An error means the
 // event was not taken and Slack should retry it.
 func (s *Server) acceptEvent(ctx context.Context, env eventEnvelope) (string, error) {
 	if env.Type == envelopeRateLimited {
@@ -175,25 +212,29 @@ func (s *Server) acceptEvent(ctx context.Context, env eventEnvelope) (string, er
 	if env.Type != envelopeCallback || !wanted(env.Event) {
 		return outcomeIgnored, nil
 	}
-	key := ""
-	if env.EventID != "" {
-		key = "event:" + env.EventID
-		dctx, cancel := context.WithTimeout(ctx, dedupeTimeout)
-		first, err := s.deps.Store.SetNX(dctx, key, []byte("1"), s.cfg.DedupeTTL)
-		cancel()
-		if err != nil {
-			s.log.Error("event dedupe failed", "event_id", env.EventID, "err", err)
-			return outcomeUnavailable, fmt.Errorf("dedupe event: %w", err)
-		}
-		if !first {
-			return outcomeDuplicate, nil
-		}
+	if s.isClosing() {
+		return outcomeUnavailable, errClosing
 	}
-	if !s.goWork(kindEvent, func(ctx context.Context) { s.handleEvent(ctx, env) }) {
-		if key != "" {
-			// Let a Slack retry reach a replica that is not shutting down.
-			_ = s.deps.Store.Delete(context.WithoutCancel(ctx), key)
-		}
+	key := eventKey(env)
+	claim, err := s.claimEvent(ctx, key)
+	switch claim {
+	case claimDuplicate:
+		return outcomeDuplicate, nil
+	case claimBusy:
+		return outcomeInProgress, errRetryLater
+	case claimUnknown:
+		s.metrics.dedupeError(kindEvent)
+		s.log.Error("event claim failed; refusing it so that Slack retries", "event_id", env.EventID, "err", err)
+		return outcomeUnavailable, fmt.Errorf("claim event: %w", err)
+	}
+	it := workItem{kind: kindEvent, channel: env.Event.Channel, ref: env.EventID}
+	if !s.goWork(it, func(ctx context.Context) {
+		l := s.holdLease(key)
+		defer l.answered()
+		s.handleEvent(ctx, env)
+	}) {
+		// Let a Slack retry reach a replica that is not shutting down.
+		s.releaseClaim(ctx, key)
 		return outcomeUnavailable, errClosing
 	}
 	return outcomeAccepted, nil
@@ -239,7 +280,14 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 		if strings.TrimSpace(text) == "" {
 			return
 		}
-		if r, detected := s.deps.Commands.OOM(ctx, text); detected {
+		var r reply.Reply
+		detected := false
+		if err := s.computeAnswer(ctx, func(cctx context.Context) { r, detected = s.deps.Commands.OOM(cctx, text) }); err != nil {
+			s.metrics.answerFailed(kindEvent, reasonTimeout)
+			s.log.Warn("message not read in time", "channel", ev.Channel, "event_id", env.EventID, "err", err)
+			return
+		}
+		if detected {
 			s.answerOOM(ctx, ev, r)
 		}
 	case eventAppMention:
@@ -247,79 +295,144 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 	}
 }
 
+// handleMention answers "@vrambot vram <query>", an OOM pasted with a
+// mention, or anything else with help.
 func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 	text := strings.TrimSpace(mentionRE.ReplaceAllString(slackUnescape(ev.Text), " "))
-	thread := threadOf(ev)
 	if f, ok := s.attachedConfig(ev); ok {
-		s.post(ctx, ev.Channel, thread, s.vramConfigReply(ctx, configQuery(text), f))
+		var r reply.Reply
+		if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramConfigReply(cctx, configQuery(text), f) }); err != nil && r.Kind == "" {
+			s.log.Warn("mention not answered in time", "channel", ev.Channel, "err", err)
+			r = errorReply(tooSlowText)
+		}
+		s.post(ctx, kindEvent, ev.Channel, threadOf(ev), r)
 		return
 	}
+	var full string
+	if word, _, _ := strings.Cut(text, " "); !strings.EqualFold(word, "vram") {
+		full = s.gatherText(ctx, ev, text) // an OOM may come as an attached snippet
+	}
+	var r reply.Reply
+	oom := false
+	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, oom = s.mentionAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
+		s.log.Warn("mention not answered in time", "channel", ev.Channel, "err", err)
+		r, oom = errorReply(tooSlowText), false
+	}
+	if oom {
+		s.answerOOM(ctx, ev, r)
+		return
+	}
+	r.Ephemeral = false
+	s.post(ctx, kindEvent, ev.Channel, threadOf(ev), r)
+}
+
+// mentionAnswer computes the answer to a mention: text is the message
+// without mentions, full the text with attached snippets ("" for vram).
+func (s *Server) mentionAnswer(ctx context.Context, text, full string) (r reply.Reply, oom bool) {
 	if word, rest, _ := strings.Cut(text, " "); strings.EqualFold(word, "vram") {
 		rest = strings.TrimSpace(rest)
-		r := usageReply("@vrambot vram")
-		if rest != "" && !strings.EqualFold(rest, "help") {
-			r = s.vramReply(ctx, rest, false)
+		if rest == "" || strings.EqualFold(rest, "help") {
+			return usageReply("@vrambot vram"), false
 		}
-		s.post(ctx, ev.Channel, thread, r)
-		return
+		return s.vramReply(ctx, rest, false), false
 	}
-	if full := s.gatherText(ctx, ev, text); strings.TrimSpace(full) != "" {
+	if strings.TrimSpace(full) != "" {
 		if r, detected := s.deps.Commands.OOM(ctx, full); detected {
-			s.answerOOM(ctx, ev, r)
-			return
+			return r, true
 		}
 	}
-	s.post(ctx, ev.Channel, thread, mentionHelpReply())
+	return mentionHelpReply(), false
 }
 
 // answerOOM reacts to the paste, answers in its thread and records the OOM
 // for the digest (also when the answer could not be posted: the OOM happened).
 func (s *Server) answerOOM(ctx context.Context, ev innerEvent, r reply.Reply) {
 	s.metrics.oom(oomFormat(r.Result))
-	if err := s.api.AddReactionContext(ctx, "eyes", slack.ItemRef{Channel: ev.Channel, Timestamp: ev.TS}); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Retry.Deadline)
+	if err := s.api.AddReactionContext(rctx, "eyes", slack.ItemRef{Channel: ev.Channel, Timestamp: ev.TS}); err != nil {
 		s.metrics.apiError("reactions.add")
-		s.log.Info("reaction failed", "channel", ev.Channel, "err", err)
+		s.log.Info("reaction failed", "channel", ev.Channel, "err", redactErr(err))
 	}
+	cancel()
 	thread := threadOf(ev)
 	r.Ephemeral = false
-	s.post(ctx, ev.Channel, thread, r)
+	s.post(ctx, kindEvent, ev.Channel, thread, r)
 	if s.deps.RecordOOM == nil {
 		return
 	}
+	rctx, cancel = context.WithTimeout(ctx, s.cfg.Retry.Deadline)
+	defer cancel()
 	seen := OOMSeen{Channel: ev.Channel, ThreadTS: thread, At: time.Now().UTC(), Result: r.Result}
-	if link, err := s.api.GetPermalinkContext(ctx, &slack.PermalinkParameters{Channel: ev.Channel, Ts: ev.TS}); err == nil {
+	if link, err := s.api.GetPermalinkContext(rctx, &slack.PermalinkParameters{Channel: ev.Channel, Ts: ev.TS}); err == nil {
 		seen.Permalink = link
 	} else {
 		s.metrics.apiError("chat.getPermalink")
-		s.log.Info("permalink lookup failed", "channel", ev.Channel, "err", err)
+		s.log.Info("permalink lookup failed", "channel", ev.Channel, "err", redactErr(err))
 	}
-	if err := s.deps.RecordOOM(ctx, seen); err != nil {
+	if err := s.deps.RecordOOM(rctx, seen); err != nil {
 		s.log.Error("record OOM for the digest failed", "channel", ev.Channel, "err", err)
 	}
 }
 
-// postFailedText is what users see when Slack refuses an answer (for
-// example invalid_blocks); details go to the log only.
-const postFailedText = "Sorry, I have an answer but Slack refused to show it. The error is logged for the operators."
+// Why an answer finally failed (a closed label set).
+const (
+	reasonRefused     = "refused"     // Slack answered ok:false (invalid_blocks, channel_not_found...)
+	reasonUnreachable = "unreachable" // 5xx or connection errors past every retry
+	reasonRateLimited = "rate_limited"
+	reasonQueueFull   = "queue_full"
+	reasonTimeout     = "timeout"
+	reasonCancelled   = "cancelled" // a drain ran out of time
+)
 
-// post posts r; when Slack refuses it, it tries a short plain-text notice
-// so the user is not left waiting.
-func (s *Server) post(ctx context.Context, channel, thread string, r reply.Reply) {
-	_, err := s.poster.PostReply(ctx, channel, thread, r)
+func failureReason(err error) string {
+	var slackErr slack.SlackErrorResponse
+	var status slack.StatusCodeError
+	var limited *slack.RateLimitedError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, errQueueFull):
+		return reasonQueueFull
+	case errors.As(err, &slackErr):
+		return reasonRefused
+	case errors.As(err, &limited):
+		return reasonRateLimited
+	case errors.Is(err, context.Canceled):
+		return reasonCancelled
+	case errors.Is(err, context.DeadlineExceeded):
+		return reasonTimeout
+	case errors.As(err, &status), errors.As(err, &netErr):
+		return reasonUnreachable
+	}
+	return reasonUnreachable
+}
+
+// post posts r as the answer to a request of kind. When it finally fails,
+// the failure is counted, and where a notice can still help (Slack refused
+// the blocks, or was unreachable) a short plain-text notice is tried.
+func (s *Server) post(ctx context.Context, kind, channel, thread string, r reply.Reply) {
+	pctx, cancel := s.postContext(ctx)
+	_, err := s.poster.PostReply(pctx, channel, thread, r)
+	cancel()
 	if err == nil {
 		return
 	}
-	s.log.Error("posting reply failed", "channel", channel, "thread_ts", thread, "kind", r.Kind, "err", err)
-	if _, ok := errors.AsType[slack.SlackErrorResponse](err); ok {
-		if err := s.poster.postText(ctx, channel, thread, postFailedText); err != nil {
-			s.log.Error("posting failure notice failed", "channel", channel, "err", err)
-		}
+	reason := failureReason(err)
+	s.metrics.answerFailed(kind, reason)
+	s.log.Error("posting reply failed", "channel", channel, "thread_ts", thread, "kind", r.Kind, "reason", reason, "err", err)
+	if reason != reasonRefused && reason != reasonUnreachable {
+		return // a full queue has its own notice; out of time or cancelled: nothing left to try
+	}
+	nctx, cancel := context.WithTimeout(ctx, noticeTimeout)
+	defer cancel()
+	if err := s.poster.postText(nctx, channel, thread, postFailedText); err != nil {
+		s.log.Error("posting failure notice failed", "channel", channel, "err", err)
 	}
 }
 
 // interact handles a button press. Only "Share in channel" exists: it re-runs
-// the query from the button value and posts the answer for everyone.
-func (s *Server) interact(in interaction) string {
+// the query from the button value and posts the answer for everyone, once
+// per click (action_ts + user + action_id), across replicas and replays.
+func (s *Server) interact(ctx context.Context, in interaction) string {
 	if in.Type != "block_actions" {
 		return outcomeIgnored
 	}
@@ -332,26 +445,45 @@ func (s *Server) interact(in interaction) string {
 		if channel == "" {
 			channel = in.Container.ChannelID
 		}
-		ok := s.goWork(kindInteraction, func(ctx context.Context) {
-			r := s.vramReply(ctx, query, false)
-			if in.ResponseURL == "" {
-				s.post(ctx, channel, "", r)
-				return
-			}
-			resp := responseFor(r)
-			if userIDRE.MatchString(in.User.ID) && len(resp.Blocks) < maxBlocks {
-				// Our own markup (a validated user id), so not escaped.
-				resp.Blocks = append(resp.Blocks, slack.NewContextBlock("",
-					slack.NewTextBlockObject(slack.MarkdownType, "Shared by <@"+in.User.ID+">", false, false)))
-			}
-			s.respond(ctx, in.ResponseURL, resp)
-		})
-		if !ok {
+		err := s.claimOnce(ctx, actionKey(in.User.ID, a.ActionID, a.ActionTS))
+		if errors.Is(err, errDuplicate) {
+			return outcomeDuplicate
+		}
+		it := workItem{kind: kindInteraction, channel: channel, ref: a.ActionID}
+		if err != nil {
+			// Fail closed: a public post must not go out twice. The user
+			// hears why and can click again.
+			s.metrics.dedupeError(kindInteraction)
+			s.log.Warn("share dedupe failed; not sharing", "err", err)
+			s.goWork(it, func(ctx context.Context) {
+				s.respond(ctx, kindInteraction, in.ResponseURL, commandResponse{ResponseType: slack.ResponseTypeEphemeral, Text: shareUnsureText})
+			})
+			return outcomeUnavailable
+		}
+		if !s.goWork(it, func(ctx context.Context) { s.share(ctx, in, channel, query) }) {
 			return outcomeUnavailable
 		}
 		return outcomeAccepted
 	}
 	return outcomeIgnored
+}
+
+func (s *Server) share(ctx context.Context, in interaction, channel, query string) {
+	r := reply.Reply{}
+	if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramReply(cctx, query, false) }); err != nil && r.Kind == "" {
+		r = errorReply(tooSlowText)
+	}
+	if in.ResponseURL == "" {
+		s.post(ctx, kindInteraction, channel, "", r)
+		return
+	}
+	resp := responseFor(r)
+	if userIDRE.MatchString(in.User.ID) && len(resp.Blocks) < maxBlocks {
+		// Our own markup (a validated user id), so not escaped.
+		resp.Blocks = append(resp.Blocks, slack.NewContextBlock("",
+			slack.NewTextBlockObject(slack.MarkdownType, "Shared by <@"+in.User.ID+">", false, false)))
+	}
+	s.respond(ctx, kindInteraction, in.ResponseURL, resp)
 }
 
 // userIDRE matches a Slack user id; only such ids are put into a mention.
@@ -430,7 +562,7 @@ func mentionHelpReply() reply.Reply {
 func errorReply(msg string) reply.Reply {
 	return reply.Reply{
 		Kind:      "error",
-		Title:     "Could not answer that",
+		Title:     vramRefusedTitle,
 		Summary:   msg,
 		Context:   []string{"Try `/vram help` for the query grammar."},
 		Ephemeral: true,

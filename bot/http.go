@@ -1,20 +1,28 @@
 package bot
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
-	"github.com/slack-go/slack"
+	"golang.org/x/net/netutil"
 )
 
 // Handler returns the HTTP endpoints: the three Slack request URLs (HTTP
 // mode; refused when no signing secret is configured), health, readiness
-// and metrics.
+// and metrics (DESIGN.md §3.5).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /slack/commands", s.signed(kindCommand, s.serveCommand))
@@ -28,11 +36,77 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
+// Listen opens addr with at most MaxConnections connections served at once
+// (the rest wait in the kernel's accept queue).
+func (s *Server) Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("bot: listen on %s: %w", addr, err)
+	}
+	return netutil.LimitListener(ln, s.cfg.MaxConnections), nil
+}
+
+// httpServer is the server for Handler with every timeout set: a client
+// gets ReadTimeout for its whole request and 60 s idle between requests.
+func (s *Server) httpServer() *http.Server {
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+}
+
+// ServeListener serves Handler on ln until ctx is cancelled; then it stops
+// admitting work, closes the listener, waits for open requests and drains
+// admitted work, all within DrainTimeout.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	srv := s.httpServer()
+	errc := make(chan error, 1)
+	go func() {
+		err := srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		errc <- err
+	}()
+	s.log.Info("slack bot listening", "addr", ln.Addr().String(), "http_mode", s.cfg.SigningSecret != "")
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	s.stopAdmitting()
+	drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.DrainTimeout)
+	defer cancel()
+	httpErr := srv.Shutdown(drainCtx)
+	if httpErr != nil {
+		httpErr = errors.Join(fmt.Errorf("bot: http shutdown: %w", httpErr), srv.Close())
+	}
+	drainErr := s.Shutdown(drainCtx)
+	if serveErr == nil {
+		serveErr = <-errc
+	}
+	if serveErr != nil {
+		serveErr = fmt.Errorf("bot: serve: %w", serveErr)
+	}
+	return errors.Join(serveErr, httpErr, drainErr)
+}
+
+// stopAdmitting refuses new work from now on (requests still open get 503).
+func (s *Server) stopAdmitting() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+}
+
 // readyTimeout bounds the store ping behind /readyz.
 const readyTimeout = 2 * time.Second
 
 func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
-	if s.closing.Load() {
+	if s.isClosing() {
 		writeText(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
@@ -46,12 +120,16 @@ func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
 	writeText(w, http.StatusOK, "ok")
 }
 
-// signedHandler handles a request whose body passed signature verification.
-// It returns the outcome label for the metrics.
-type signedHandler func(w http.ResponseWriter, r *http.Request, body []byte) string
+// signedRequest is a request whose body passed signature verification.
+type signedRequest struct {
+	body      []byte // valid until the handler returns (pooled)
+	timestamp string
+}
 
-// signed reads the raw body under the size cap and verifies Slack's v0
-// signature and the 5-minute window before anything parses it.
+// signedHandler handles a verified request and returns the outcome label.
+type signedHandler func(w http.ResponseWriter, r *http.Request, req signedRequest) string
+
+// signed verifies Slack's v0 signature before anything parses the body.
 func (s *Server) signed(kind string, next signedHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -60,10 +138,69 @@ func (s *Server) signed(kind string, next signedHandler) http.HandlerFunc {
 	}
 }
 
+// Signature rules (docs/slack.md §A.2; api.slack.com/authentication/verifying-requests-from-slack).
+const (
+	signatureVersion = "v0"
+	// maxClockSkew is the window Slack's docs give for the timestamp.
+	maxClockSkew = 5 * time.Minute
+)
+
+var (
+	errNoSignature = errors.New("missing X-Slack-Signature or X-Slack-Request-Timestamp")
+	errBadStamp    = errors.New("timestamp not a number")
+	errStale       = errors.New("timestamp outside the 5-minute window")
+	errBadFormat   = errors.New("signature not v0=<64 hex digits>")
+	errMismatch    = errors.New("signature does not match the body")
+)
+
+// checkSignatureHeaders checks everything about the signature that can be
+// checked before the body arrives, so an unsigned or replayed-late request
+// is refused without reading (or buffering) its body.
+func checkSignatureHeaders(h http.Header, now time.Time) (stamp string, mac []byte, err error) {
+	stamp, sig := h.Get("X-Slack-Request-Timestamp"), h.Get("X-Slack-Signature")
+	if stamp == "" || sig == "" {
+		return "", nil, errNoSignature
+	}
+	secs, err := strconv.ParseInt(stamp, 10, 64)
+	if err != nil {
+		return "", nil, errBadStamp
+	}
+	if d := now.Sub(time.Unix(secs, 0)); d > maxClockSkew || d < -maxClockSkew {
+		return "", nil, errStale
+	}
+	hexMAC, ok := strings.CutPrefix(sig, signatureVersion+"=")
+	if !ok || len(hexMAC) != 2*sha256.Size {
+		return "", nil, errBadFormat
+	}
+	mac, err = hex.DecodeString(hexMAC)
+	if err != nil {
+		return "", nil, errBadFormat
+	}
+	return stamp, mac, nil
+}
+
+// verifyBody checks mac = HMAC-SHA256(secret, "v0:" + stamp + ":" + body).
+func verifyBody(secret, stamp string, body, mac []byte) error {
+	h := hmac.New(sha256.New, []byte(secret))
+	h.Write([]byte(signatureVersion + ":" + stamp + ":"))
+	h.Write(body)
+	if !hmac.Equal(h.Sum(nil), mac) {
+		return errMismatch
+	}
+	return nil
+}
+
 func (s *Server) verifyAndServe(w http.ResponseWriter, r *http.Request, next signedHandler) string {
 	if s.cfg.SigningSecret == "" {
 		// Without a secret every signature would be forgeable.
 		writeText(w, http.StatusNotFound, "http mode disabled")
+		return outcomeUnauthorized
+	}
+	stamp, mac, err := checkSignatureHeaders(r.Header, time.Now())
+	if err != nil {
+		s.log.Info("refused unsigned slack request", "path", r.URL.Path, "reason", err.Error())
+		w.Header().Set("Connection", "close") // its body is never read
+		writeText(w, http.StatusUnauthorized, "invalid signature")
 		return outcomeUnauthorized
 	}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
@@ -71,59 +208,70 @@ func (s *Server) verifyAndServe(w http.ResponseWriter, r *http.Request, next sig
 		writeText(w, http.StatusRequestEntityTooLarge, "body too large")
 		return outcomeTooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+	buf := s.bodies.get()
+	defer s.bodies.put(buf)
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			writeText(w, http.StatusRequestEntityTooLarge, "body too large")
 			return outcomeTooLarge
 		}
 		writeText(w, http.StatusBadRequest, "unreadable body")
 		return outcomeBadRequest
 	}
-	if err := verify(r.Header, body, s.cfg.SigningSecret); err != nil {
+	if err := verifyBody(s.cfg.SigningSecret, stamp, buf.Bytes(), mac); err != nil {
 		s.log.Info("refused unsigned slack request", "path", r.URL.Path, "reason", err.Error())
 		writeText(w, http.StatusUnauthorized, "invalid signature")
 		return outcomeUnauthorized
 	}
-	if s.closing.Load() {
+	if s.isClosing() {
 		// Slack retries events elsewhere; users of commands see a timeout.
 		writeText(w, http.StatusServiceUnavailable, "shutting down")
 		return outcomeUnavailable
 	}
-	return next(w, r, body)
+	return next(w, r, signedRequest{body: buf.Bytes(), timestamp: stamp})
 }
 
-// verify checks the v0 signature of body and the request timestamp
-// (slack.NewSecretsVerifier rejects timestamps more than 5 minutes off).
-func verify(h http.Header, body []byte, secret string) error {
-	sv, err := slack.NewSecretsVerifier(h, secret)
-	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+// bodyPool recycles request body buffers. A buffer that grew past
+// maxPooledBody is left to the garbage collector, so one burst of large
+// bodies does not pin its memory for the life of the process.
+type bodyPool struct{ p sync.Pool }
+
+const maxPooledBody = 64 << 10
+
+func (b *bodyPool) get() *bytes.Buffer {
+	if buf, ok := b.p.Get().(*bytes.Buffer); ok {
+		return buf
 	}
-	if _, err := sv.Write(body); err != nil {
-		return fmt.Errorf("verify: %w", err)
-	}
-	if err := sv.Ensure(); err != nil {
-		return fmt.Errorf("verify: %w", err)
-	}
-	return nil
+	return new(bytes.Buffer)
 }
 
-func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, body []byte) string {
-	cmd, err := decodeSlashCommand(body)
+func (b *bodyPool) put(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledBody {
+		return
+	}
+	buf.Reset()
+	b.p.Put(buf)
+}
+
+func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, req signedRequest) string {
+	cmd, err := decodeSlashCommand(req.body)
 	if err != nil {
 		writeText(w, http.StatusBadRequest, "bad slash command")
 		return outcomeBadRequest
 	}
-	msg, outcome := s.slash(cmd)
+	msg, outcome := s.slash(r.Context(), cmd, commandKey([]byte(req.timestamp), req.body))
+	if outcome == outcomeDuplicate {
+		w.WriteHeader(http.StatusOK) // an empty 200: Slack shows nothing more
+		return outcome
+	}
 	writeJSON(w, msg)
 	return outcome
 }
 
-func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request, body []byte) string {
-	env, err := decodeEvent(body)
+func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request, req signedRequest) string {
+	env, err := decodeEvent(req.body)
 	if err != nil {
+		s.log.Info("undecodable event", "err", err)
 		writeText(w, http.StatusBadRequest, "bad event")
 		return outcomeBadRequest
 	}
@@ -141,13 +289,13 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request, body []byte)
 	return outcome
 }
 
-func (s *Server) serveInteraction(w http.ResponseWriter, r *http.Request, body []byte) string {
-	in, err := decodeInteraction(body)
+func (s *Server) serveInteraction(w http.ResponseWriter, r *http.Request, req signedRequest) string {
+	in, err := decodeInteraction(req.body)
 	if err != nil {
 		writeText(w, http.StatusBadRequest, "bad interaction")
 		return outcomeBadRequest
 	}
-	outcome := s.interact(in)
+	outcome := s.interact(r.Context(), in)
 	w.WriteHeader(http.StatusOK)
 	return outcome
 }

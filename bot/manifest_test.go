@@ -6,10 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/slack-go/slack"
-
+	"github.com/vrambot/vrambot/internal/slacktest"
 	"github.com/vrambot/vrambot/store"
 )
 
@@ -115,58 +113,38 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
-func TestPacer(t *testing.T) {
-	p := newPacer(50 * time.Millisecond)
-	ctx := context.Background()
-	start := time.Now()
-	for range 3 {
-		if err := p.wait(ctx, "C1"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if d := time.Since(start); d < 100*time.Millisecond {
-		t.Errorf("3 posts to one channel in %v, want >= 100ms", d)
-	}
-	start = time.Now()
-	if err := p.wait(ctx, "C2"); err != nil || time.Since(start) > 20*time.Millisecond {
-		t.Errorf("another channel waited %v (err %v)", time.Since(start), err)
-	}
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	_ = p.wait(ctx, "C3")
-	if err := p.wait(cancelled, "C3"); err == nil {
-		t.Error("wait ignored a cancelled context")
-	}
-}
-
 func TestPosterForDigest(t *testing.T) {
-	fs := newFakeSlack(t)
-	p := NewPoster(slack.New(testBotToken, slack.OptionAPIURL(fs.apiURL())), 0, nil)
+	fs := slacktest.New(t)
+	ts := newTestServer(t, fs, nil)
+	p := ts.Poster()
 	ctx := context.Background()
-	ts, err := p.PostReply(ctx, "CDIGEST", "", oomFixture())
-	if err != nil || ts == "" {
-		t.Fatalf("PostReply = %q, %v", ts, err)
+	posted, err := p.PostReply(ctx, "CDIGEST", "", oomFixture())
+	if err != nil || posted == "" {
+		t.Fatalf("PostReply = %q, %v", posted, err)
 	}
-	if err := p.UploadFile(ctx, "CDIGEST", ts, "chart.png", "GPU memory", []byte("\x89PNG...")); err != nil {
+	if err := p.UploadFile(ctx, "CDIGEST", posted, "chart.png", "GPU memory", []byte("\x89PNG...")); err != nil {
 		t.Fatal(err)
 	}
-	done := fs.seen("files.completeUploadExternal")
-	if len(done) != 1 || done[0].Form.Get("thread_ts") != ts {
+	done := fs.Answered("files.completeUploadExternal")
+	if len(done) != 1 || done[0].Args.Get("thread_ts") != posted || done[0].Args.Get("channel_id") != "CDIGEST" {
 		t.Errorf("complete: %+v", done)
 	}
-	if err := p.UploadFile(ctx, "CDIGEST", ts, "empty.txt", "", nil); err == nil {
+	if up, ok := fs.Upload("F0001"); !ok || string(up) != "\x89PNG..." {
+		t.Errorf("uploaded %q", up)
+	}
+	if err := p.UploadFile(ctx, "CDIGEST", posted, "empty.txt", "", nil); err == nil {
 		t.Error("empty upload accepted")
 	}
 	// The poster of `vrambot digest`: a token and an API URL without the slash.
-	tp := NewTokenPoster(testBotToken, strings.TrimSuffix(fs.apiURL(), "/"), nil)
-	if _, err := tp.PostReply(ctx, "CDIGEST", ts, oomFixture()); err != nil {
+	tp := NewTokenPoster(testBotToken, strings.TrimSuffix(fs.APIURL(), "/"), nil)
+	if _, err := tp.PostReply(ctx, "CDIGEST", posted, oomFixture()); err != nil {
 		t.Fatalf("token poster: %v", err)
 	}
-	if got := fs.seen("chat.postMessage"); len(got) != 2 || got[1].Form.Get("thread_ts") != ts {
+	if got := fs.Answered("chat.postMessage"); len(got) != 2 || got[1].Args.Get("thread_ts") != posted {
 		t.Errorf("token poster posts: %+v", got)
 	}
-	// A Slack error surfaces as an error, not a panic.
-	bad := NewPoster(slack.New(testBotToken, slack.OptionAPIURL(fs.srv.URL+"/nowhere/")), time.Millisecond, nil)
+	// A Slack that is not there surfaces as an error, not a panic.
+	bad := NewTokenPoster(testBotToken, fs.URL+"/nowhere/", nil)
 	if _, err := bad.PostReply(ctx, "C1", "", oomFixture()); err == nil {
 		t.Error("PostReply to a broken API succeeded")
 	}

@@ -19,13 +19,14 @@ const (
 	outcomeInline       = "inline"       // answered in the response body
 	outcomeDeferred     = "deferred"     // acked, answered later
 	outcomeAccepted     = "accepted"     // event acked and queued
-	outcomeDuplicate    = "duplicate"    // event id seen before
+	outcomeDuplicate    = "duplicate"    // answered before (a retry or a replay)
+	outcomeInProgress   = "in_progress"  // being answered by another delivery: Slack retries later
 	outcomeChallenge    = "challenge"    // url_verification
 	outcomeIgnored      = "ignored"      // not for us (other payload types)
 	outcomeUnauthorized = "unauthorized" // bad or missing signature
 	outcomeTooLarge     = "too_large"
 	outcomeBadRequest   = "bad_request"
-	outcomeUnavailable  = "unavailable" // shutting down or store down
+	outcomeUnavailable  = "unavailable" // shutting down, full, or the store did not answer
 )
 
 // metrics are the bot's Prometheus collectors, on a registry of its own so
@@ -36,6 +37,12 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	ooms     *prometheus.CounterVec
 	apiErrs  *prometheus.CounterVec
+	retries  *prometheus.CounterVec
+	failed   *prometheus.CounterVec
+	refusals *prometheus.CounterVec
+	drops    *prometheus.CounterVec
+	dedupe   *prometheus.CounterVec
+	overflow prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -58,8 +65,32 @@ func newMetrics() *metrics {
 			Name: "vrambot_slack_api_errors_total",
 			Help: "Failed Slack Web API calls, by method.",
 		}, []string{"method"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vrambot_slack_api_retries_total",
+			Help: "Slack calls retried, by method and reason (server_error, rate_limited, connection, attempt_timeout).",
+		}, []string{"method", "reason"}),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vrambot_slack_answers_failed_total",
+			Help: "Answers that could not be delivered after every retry, by request kind and reason.",
+		}, []string{"kind", "reason"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vrambot_slack_work_refused_total",
+			Help: "Requests not admitted because the bot was draining or full, by kind.",
+		}, []string{"kind"}),
+		drops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vrambot_slack_drain_dropped_total",
+			Help: "Acked work cancelled because the shutdown drain ran out of time, by kind.",
+		}, []string{"kind"}),
+		dedupe: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vrambot_slack_dedupe_errors_total",
+			Help: "Dedupe claims the store did not answer, by kind.",
+		}, []string{"kind"}),
+		overflow: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vrambot_slack_channel_queue_full_total",
+			Help: "Posts refused because their channel's queue was full.",
+		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.ooms, m.apiErrs,
+	m.reg.MustRegister(m.requests, m.latency, m.ooms, m.apiErrs, m.retries, m.failed, m.refusals, m.drops, m.dedupe, m.overflow,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -70,6 +101,18 @@ func (m *metrics) observe(kind, outcome string, start time.Time) {
 }
 
 func (m *metrics) apiError(method string) { m.apiErrs.WithLabelValues(method).Inc() }
+
+func (m *metrics) retry(method, reason string) { m.retries.WithLabelValues(method, reason).Inc() }
+
+func (m *metrics) answerFailed(kind, reason string) { m.failed.WithLabelValues(kind, reason).Inc() }
+
+func (m *metrics) refused(kind string) { m.refusals.WithLabelValues(kind).Inc() }
+
+func (m *metrics) dropped(kind string) { m.drops.WithLabelValues(kind).Inc() }
+
+func (m *metrics) dedupeError(kind string) { m.dedupe.WithLabelValues(kind).Inc() }
+
+func (m *metrics) queueFull() { m.overflow.Inc() }
 
 // maxFormatLabel bounds the format label; formats come from our parser's
 // vocabulary, the bound is a guard against a change there.

@@ -5,57 +5,68 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"sync"
+	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/slack-go/slack"
 
-	"github.com/vrambot/vrambot/internal/redact"
+	"github.com/vrambot/vrambot/internal/safetext"
 	"github.com/vrambot/vrambot/reply"
 )
 
-// Poster posts replies and files to channels, paced per channel. The digest
-// uses it too.
+// Poster posts replies and files to channels, paced per channel (lanes),
+// every call retried on 5xx, 429 and connection errors (retryTransport). The
+// digest uses it too.
 type Poster struct {
 	api     *slack.Client
-	pace    *pacer
+	http    *http.Client // the upload step of the files flow
+	lanes   *lanes
 	log     *slog.Logger
 	metrics *metrics
 }
 
-// NewPoster returns a Poster on client that waits interval between posts to
-// one channel (0: DefaultPostInterval).
-func NewPoster(client *slack.Client, interval time.Duration, log *slog.Logger) *Poster {
-	if interval <= 0 {
-		interval = DefaultPostInterval
-	}
+// NewTokenPoster is a Poster for one-off posts outside `serve` (the
+// `vrambot digest` command): a bot token and the Web API base URL
+// (VRAMBOT_SLACK_API_URL, "" for Slack's) are all it needs. Its calls have
+// the retries of DefaultRetryPolicy.
+func NewTokenPoster(botToken, apiURL string, log *slog.Logger) *Poster {
 	if log == nil {
 		log = slog.Default()
 	}
-	return newPoster(client, interval, log, newMetrics())
+	m := newMetrics()
+	base := apiBaseURL(apiURL)
+	u, err := url.Parse(base)
+	if err != nil {
+		u = &url.URL{} // config validated the URL: only method labels would suffer
+	}
+	client := &http.Client{Transport: newRetryTransport(nil, DefaultRetryPolicy, u, m)}
+	api := slack.New(botToken, slack.OptionHTTPClient(client), slack.OptionAPIURL(base))
+	return newPoster(api, client, newLanes(DefaultPostInterval, DefaultChannelQueue), log, m)
 }
 
-func newPoster(api *slack.Client, interval time.Duration, log *slog.Logger, m *metrics) *Poster {
-	return &Poster{api: api, pace: newPacer(interval), log: log, metrics: m}
+func newPoster(api *slack.Client, client *http.Client, l *lanes, log *slog.Logger, m *metrics) *Poster {
+	return &Poster{api: api, http: client, lanes: l, log: log, metrics: m}
 }
+
+// overflowText is the one notice a channel gets when more answers are
+// waiting than its queue holds.
+const overflowText = "More out-of-memory pastes arrived here than I can answer at Slack's pace of about one message a second, so I did not answer %d of them. If you still need an answer, mention me in the paste's thread."
 
 // PostReply posts r to channel (in the thread threadTS when set) and returns
-// the message's ts. A reply too long for one message is posted shortened,
-// with the full text attached in the thread as a file.
+// the message's ts. It waits for the channel's turn under ctx. A reply too
+// long for one message is posted shortened, with the full text attached in
+// the thread as a file. When the channel's queue is full it returns an
+// error wrapping errQueueFull, after posting (once per burst) a notice that
+// counts the unanswered pastes.
 func (p *Poster) PostReply(ctx context.Context, channel, threadTS string, r reply.Reply) (string, error) {
 	out := render(r)
-	if err := p.pace.wait(ctx, channel); err != nil {
-		return "", fmt.Errorf("post to %s: %w", channel, err)
-	}
 	opts := []slack.MsgOption{slack.MsgOptionText(out.fallback, false), slack.MsgOptionBlocks(out.blocks...)}
-	if threadTS != "" {
-		opts = append(opts, slack.MsgOptionTS(threadTS))
-	}
-	_, ts, err := p.api.PostMessageContext(ctx, channel, opts...)
+	ts, err := p.post(ctx, channel, threadTS, opts)
 	if err != nil {
-		p.metrics.apiError("chat.postMessage")
-		return "", fmt.Errorf("post to %s: %w", channel, redact.Error(err, redact.Origin))
+		return "", err
 	}
 	if out.shortened {
 		thread := threadTS
@@ -71,40 +82,133 @@ func (p *Poster) PostReply(ctx context.Context, channel, threadTS string, r repl
 
 // postText posts a plain-text message.
 func (p *Poster) postText(ctx context.Context, channel, threadTS, text string) error {
-	if err := p.pace.wait(ctx, channel); err != nil {
-		return fmt.Errorf("post to %s: %w", channel, err)
+	_, err := p.post(ctx, channel, threadTS, []slack.MsgOption{slack.MsgOptionText(text, false)})
+	return err
+}
+
+// post waits for channel's turn and calls chat.postMessage.
+func (p *Poster) post(ctx context.Context, channel, threadTS string, opts []slack.MsgOption) (string, error) {
+	done, err := p.turn(ctx, channel)
+	if err != nil {
+		return "", fmt.Errorf("post to %s: %w", channel, err)
 	}
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	defer done()
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
-	if _, _, err := p.api.PostMessageContext(ctx, channel, opts...); err != nil {
+	_, ts, err := p.api.PostMessageContext(ctx, channel, opts...)
+	if err != nil {
 		p.metrics.apiError("chat.postMessage")
-		return fmt.Errorf("post to %s: %w", channel, redact.Error(err, redact.Origin))
+		return "", fmt.Errorf("post to %s: %w", channel, redactErr(err))
 	}
-	return nil
+	return ts, nil
+}
+
+// turn waits for channel's turn; when the queue is full it posts the
+// overflow notice if this caller is the one due to, and fails.
+func (p *Poster) turn(ctx context.Context, channel string) (func(), error) {
+	done, err := p.lanes.acquire(ctx, channel, false)
+	if err == nil {
+		return done, nil
+	}
+	if errors.Is(err, errQueueFull) || errors.Is(err, errNoticeDue) {
+		p.metrics.queueFull()
+	}
+	if errors.Is(err, errNoticeDue) {
+		p.postOverflowNotice(ctx, channel)
+		return nil, errQueueFull
+	}
+	return nil, err
+}
+
+func (p *Poster) postOverflowNotice(ctx context.Context, channel string) {
+	done, err := p.lanes.acquire(ctx, channel, true)
+	if err != nil {
+		p.lanes.takeOverflow(channel)
+		p.log.Warn("overflow notice not posted", "channel", channel, "err", err)
+		return
+	}
+	defer done()
+	n := p.lanes.takeOverflow(channel)
+	if _, _, err := p.api.PostMessageContext(ctx, channel, slack.MsgOptionText(fmt.Sprintf(overflowText, n), false)); err != nil {
+		p.metrics.apiError("chat.postMessage")
+		p.log.Error("overflow notice failed", "channel", channel, "unanswered", n, "err", redactErr(err))
+		return
+	}
+	p.log.Warn("channel queue overflowed; posted a notice", "channel", channel, "unanswered", n)
 }
 
 // UploadFile shares data as a file in channel (in the thread threadTS when
-// set) with Slack's three-step external upload.
+// set) with Slack's three-step external upload (docs/slack.md §A.7).
 func (p *Poster) UploadFile(ctx context.Context, channel, threadTS, filename, title string, data []byte) error {
-	if len(data) == 0 {
-		return errors.New("upload file: empty file")
+	_, err := p.upload(ctx, uploadParams{channel: channel, threadTS: threadTS, filename: filename, title: title, data: data})
+	return err
+}
+
+// uploadParams is one file to share; further options of
+// files.completeUploadExternal (an initial comment, say) belong here.
+type uploadParams struct {
+	channel, threadTS string
+	filename, title   string
+	data              []byte
+	// blocks, when set, are the message the file is shared with.
+	blocks []slack.Block
+}
+
+// upload shares a file and returns its id. Each of the three steps is
+// retried by the transport (the upload's body is replayable).
+func (p *Poster) upload(ctx context.Context, u uploadParams) (string, error) {
+	if len(u.data) == 0 {
+		return "", fmt.Errorf("upload %s: empty file", u.filename)
 	}
-	if err := p.pace.wait(ctx, channel); err != nil {
-		return fmt.Errorf("upload %s to %s: %w", filename, channel, err)
+	fail := func(step string, err error) (string, error) {
+		p.metrics.apiError(step)
+		return "", fmt.Errorf("upload %s to %s: %s: %w", u.filename, u.channel, step, redactErr(err))
 	}
-	_, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
-		Filename:        filename,
-		Title:           title,
-		FileSize:        len(data),
-		Reader:          bytes.NewReader(data),
-		Channel:         channel,
-		ThreadTimestamp: threadTS,
-	})
+	done, err := p.turn(ctx, u.channel)
 	if err != nil {
-		p.metrics.apiError("files.upload")
-		return fmt.Errorf("upload %s to %s: %w", filename, channel, redact.Error(err, redact.Origin))
+		return "", fmt.Errorf("upload %s to %s: %w", u.filename, u.channel, err)
+	}
+	defer done()
+	dest, err := p.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: u.filename, FileSize: len(u.data)})
+	if err != nil {
+		return fail("files.getUploadURLExternal", err)
+	}
+	if err := p.sendFile(ctx, dest.UploadURL, u.data); err != nil {
+		return fail("files.upload", err)
+	}
+	params := slack.CompleteUploadExternalParameters{
+		Files:           []slack.FileSummary{{ID: dest.FileID, Title: u.title}},
+		Channel:         u.channel,
+		ThreadTimestamp: u.threadTS,
+	}
+	if len(u.blocks) > 0 {
+		params.Blocks = slack.Blocks{BlockSet: u.blocks}
+	}
+	if _, err := p.api.CompleteUploadExternalContext(ctx, params); err != nil {
+		return fail("files.completeUploadExternal", err)
+	}
+	return dest.FileID, nil
+}
+
+// sendFile is step 2 of the upload: the raw bytes POSTed to the upload URL
+// Slack handed out ("files can be sent as raw bytes", files.getUploadURLExternal).
+// The URL itself is the credential, so no token goes with it; the body can
+// be replayed, so the transport retries it.
+func (p *Poster) sendFile(ctx context.Context, uploadURL string, data []byte) error {
+	req, err := http.NewRequestWithContext(withCallLabel(ctx, "files.upload"), http.MethodPost, uploadURL, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	if resp.StatusCode != http.StatusOK {
+		return slack.StatusCodeError{Code: resp.StatusCode, Status: resp.Status}
 	}
 	return nil
 }
@@ -128,23 +232,11 @@ func (p *Poster) PostReplyWithFile(ctx context.Context, channel string, r reply.
 	if len(data) == 0 {
 		return "", errors.New("post with file: empty file")
 	}
-	out := render(r)
-	if err := p.pace.wait(ctx, channel); err != nil {
-		return "", fmt.Errorf("post %s to %s: %w", filename, channel, err)
-	}
-	f, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
-		Filename: filename,
-		Title:    title,
-		FileSize: len(data),
-		Reader:   bytes.NewReader(data),
-		Channel:  channel,
-		Blocks:   slack.Blocks{BlockSet: out.blocks},
-	})
+	id, err := p.upload(ctx, uploadParams{channel: channel, filename: filename, title: title, data: data, blocks: render(r).blocks})
 	if err != nil {
-		p.metrics.apiError("files.upload")
-		return "", fmt.Errorf("post %s to %s: %w", filename, channel, redact.Error(err, redact.Origin))
+		return "", err
 	}
-	return p.shareTS(ctx, f.ID, channel), nil
+	return p.shareTS(ctx, id, channel), nil
 }
 
 // shareTS polls files.info until the file's share in channel is listed, and
@@ -161,7 +253,7 @@ func (p *Poster) shareTS(ctx context.Context, fileID, channel string) string {
 			}
 		} else if ctx.Err() == nil {
 			p.metrics.apiError("files.info")
-			p.log.Info("files.info failed while waiting for a share", "file", fileID, "err", redact.Error(err, redact.Origin))
+			p.log.Info("files.info failed while waiting for a share", "file", fileID, "err", redactErr(err))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -192,55 +284,17 @@ func fileName(r reply.Reply) string {
 	return "vrambot-" + r.Kind + ".txt"
 }
 
+// fallbackTitle is the title of the file a long reply is attached as:
+// shown by Slack as is, so sanitised like any echoed text.
 func fallbackTitle(r reply.Reply) string {
-	if t := oneLine(r.Title); t != "" {
-		return truncateRunes(t, 200)
+	if t := safetext.OneLine(r.Title, maxFileTitle); t != "" {
+		return t
 	}
 	return "vrambot"
 }
 
-// pacer spaces posts to one channel by interval; Slack's chat.postMessage
-// allows about one message per second per channel.
-type pacer struct {
-	interval time.Duration
-	mu       sync.Mutex
-	next     map[string]time.Time
-}
+// maxFileTitle keeps a file title to one readable line.
+const maxFileTitle = 200
 
-// maxPacedChannels bounds the pacer's map; old entries are pruned past it.
-const maxPacedChannels = 4096
-
-func newPacer(interval time.Duration) *pacer {
-	return &pacer{interval: interval, next: make(map[string]time.Time)}
-}
-
-// wait blocks until channel's next slot, which it reserves.
-func (p *pacer) wait(ctx context.Context, channel string) error {
-	p.mu.Lock()
-	now := time.Now()
-	slot := now
-	if next := p.next[channel]; next.After(now) {
-		slot = next
-	}
-	p.next[channel] = slot.Add(p.interval)
-	if len(p.next) > maxPacedChannels {
-		for ch, t := range p.next {
-			if t.Before(now) {
-				delete(p.next, ch)
-			}
-		}
-	}
-	p.mu.Unlock()
-	d := time.Until(slot)
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// noticeTimeout bounds the short notice posted after an answer failed.
+const noticeTimeout = 10 * time.Second

@@ -99,7 +99,7 @@ func render(r reply.Reply) rendered {
 		return out
 	}
 	if strings.TrimSpace(r.Summary) != "" {
-		text := clip(escape(r.Summary), maxSectionText)
+		text := clip(mrkdwn(r.Summary), maxSectionText)
 		add(roleHead, mrkdwnSection(text), runeLen(text))
 	}
 	for start := 0; start < len(r.Fields); start += maxSectionFields {
@@ -108,7 +108,7 @@ func render(r reply.Reply) rendered {
 		chars := 0
 		limit := groupLimit(maxFieldText, end-start)
 		for _, f := range r.Fields[start:end] {
-			text := clip("*"+escape(oneLine(f.Label))+"*\n"+escape(f.Value), limit)
+			text := clip("*"+mrkdwn(oneLine(f.Label))+"*\n"+mrkdwn(f.Value), limit)
 			chars += runeLen(text)
 			fields = append(fields, slack.NewTextBlockObject(slack.MarkdownType, text, false, false))
 		}
@@ -128,7 +128,7 @@ func render(r reply.Reply) rendered {
 		chars := 0
 		limit := groupLimit(maxContextText, end-start)
 		for _, c := range r.Context[start:end] {
-			text := clip(escape(c), limit)
+			text := clip(mrkdwn(c), limit)
 			if strings.TrimSpace(text) == "" {
 				continue
 			}
@@ -207,15 +207,15 @@ func mrkdwnSection(text string) slack.Block {
 func sectionChunks(s reply.Section) []string {
 	var b strings.Builder
 	if t := oneLine(s.Title); t != "" {
-		b.WriteString("*" + escape(t) + "*\n")
+		b.WriteString("*" + mrkdwn(t) + "*\n")
 	}
 	if strings.TrimSpace(s.Text) != "" {
-		b.WriteString(escape(s.Text))
+		b.WriteString(mrkdwn(s.Text))
 		b.WriteString("\n")
 	}
 	for _, it := range s.Items {
 		b.WriteString("• ")
-		b.WriteString(escape(it))
+		b.WriteString(mrkdwn(it))
 		b.WriteString("\n")
 	}
 	var chunks []string
@@ -313,12 +313,18 @@ func fallbackText(r reply.Reply) string {
 	if text == "" {
 		text = "vrambot"
 	}
-	return truncateEscaped(escape(text), maxFallbackText)
+	return truncateEscaped(mrkdwn(text), maxFallbackText)
 }
 
 // escape replaces the three characters Slack treats as control characters
 // in mrkdwn: https://api.slack.com/reference/surfaces/formatting#escaping
 var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// mrkdwn makes text safe for a mrkdwn field outside a code block: escaped,
+// and with no run of three backticks, so no field (a summary, a label, a
+// context line) can open a code block that swallows what follows. Inline
+// `code` (single backticks) keeps working.
+func mrkdwn(s string) string { return breakBackticks(escape(s)) }
 
 func escape(s string) string {
 	return escaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
@@ -355,6 +361,8 @@ func truncateEscaped(s string, n int) string {
 
 // chunkText splits s into pieces of at most limit runes, preferring line
 // boundaries; a line longer than limit is cut (escape-safely) across pieces.
+// It is linear in len(s): each line's length is counted once, and each cut
+// walks only the runes it keeps.
 func chunkText(s string, limit int) []string {
 	var chunks []string
 	var cur strings.Builder
@@ -366,14 +374,14 @@ func chunkText(s string, limit int) []string {
 			curLen = 0
 		}
 	}
-	for _, line := range strings.Split(s, "\n") {
-		for runeLen(line) > limit {
-			flush()
-			head := splitEscaped(line, limit)
-			chunks = append(chunks, head)
-			line = line[len(head):]
-		}
+	for line := range strings.SplitSeq(s, "\n") {
 		n := runeLen(line)
+		for n > limit {
+			flush()
+			head, runes := splitEscaped(line, limit)
+			chunks = append(chunks, head)
+			line, n = line[len(head):], n-runes
+		}
 		if curLen > 0 && curLen+1+n > limit {
 			flush()
 		}
@@ -388,12 +396,31 @@ func chunkText(s string, limit int) []string {
 	return chunks
 }
 
-// splitEscaped returns the longest prefix of s with at most limit runes that
-// does not end inside an entity.
-func splitEscaped(s string, limit int) string {
-	head := string([]rune(s)[:limit])
-	if amp := strings.LastIndexByte(head, '&'); amp > 0 && !strings.Contains(head[amp:], ";") {
-		head = head[:amp]
+// maxEntity is the longest entity escape writes ("&amp;").
+const maxEntity = len("&amp;")
+
+// splitEscaped returns the longest prefix of s with at most limit runes
+// (limit > maxEntity) that does not end inside an entity, and its rune
+// count. It reads only the prefix.
+func splitEscaped(s string, limit int) (string, int) {
+	end, runes := len(s), 0
+	for i := range s {
+		if runes == limit {
+			end = i
+			break
+		}
+		runes++
 	}
-	return head
+	head := s[:end]
+	// An entity cut in two has its '&' within the last maxEntity-1 bytes
+	// and no ';' after it.
+	tail := head[max(0, len(head)-(maxEntity-1)):]
+	if amp := strings.LastIndexByte(tail, '&'); amp >= 0 && !strings.Contains(tail[amp:], ";") {
+		cut := len(head) - len(tail) + amp
+		if cut > 0 {
+			runes -= runeLen(head[cut:])
+			head = head[:cut]
+		}
+	}
+	return head, runes
 }

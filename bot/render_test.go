@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
@@ -144,8 +145,11 @@ func checkLimits(t testing.TB, blocks []slack.Block, fallback string) {
 		if err := o.Validate(); err != nil {
 			t.Errorf("text object: %v", err)
 		}
-		if strings.HasPrefix(o.Text, codeFence) && (!strings.HasSuffix(o.Text, codeFence) || strings.Count(o.Text, codeFence) != 2) {
-			t.Errorf("broken code fence: %.80q", o.Text)
+		// A text object is one fenced code block or holds no fence at all:
+		// no field may open a block that swallows what follows.
+		isCode := strings.HasPrefix(o.Text, codeFence+"\n") && strings.HasSuffix(o.Text, "\n"+codeFence) && strings.Count(o.Text, codeFence) == 2
+		if o.Type == slack.MarkdownType && !isCode && strings.Contains(o.Text, codeFence) {
+			t.Errorf("stray code fence: %.80q", o.Text)
 		}
 	}
 	for _, b := range blocks {
@@ -303,9 +307,8 @@ func TestChunkText(t *testing.T) {
 func FuzzBlocks(f *testing.F) {
 	f.Add("title", "summary", "label", "value", "code ``` <x> & y", "ctx")
 	f.Add(strings.Repeat("&", 200), strings.Repeat("<", 4000), "", "", strings.Repeat("\n", 5000), "")
+	f.Add("t", "```", "```", "```", "```", "```0")
 	f.Fuzz(func(t *testing.T, title, summary, label, value, code, ctx string) {
-		// Prefixes keep user text from starting like one of our code fences.
-		summary, label = "s"+summary, "l"+label
 		r := reply.Reply{Title: title, Summary: summary,
 			Fields:   []reply.Field{{Label: label, Value: value}},
 			Sections: []reply.Section{{Title: label, Text: summary, Items: []string{value}, Code: []reply.Code{{Text: code}}}},
@@ -336,6 +339,65 @@ func TestBreakBackticks(t *testing.T) {
 		}
 		if strings.Contains(got, codeFence) {
 			t.Errorf("breakBackticks(%q) = %q still holds a fence", tt.in, got)
+		}
+	}
+}
+
+// TestEveryFieldKeepsFences: a fence in any text field is broken, so it
+// cannot open a code block in Slack (FuzzBlocks once failed on a context
+// text of "```0").
+func TestEveryFieldKeepsFences(t *testing.T) {
+	const fence = "```0 <b>"
+	r := reply.Reply{
+		Title: fence, Summary: fence,
+		Fields:   []reply.Field{{Label: fence, Value: fence}},
+		Sections: []reply.Section{{Title: fence, Text: fence, Items: []string{fence}, Code: []reply.Code{{Text: fence}}}},
+		Context:  []string{fence},
+		Actions:  []reply.Action{{ID: "x", Text: fence, Value: "v"}},
+	}
+	blocks, fallback := Blocks(r)
+	checkLimits(t, blocks, fallback)
+	if strings.Contains(fallback, codeFence) {
+		t.Errorf("fallback %q holds a fence", fallback)
+	}
+}
+
+// TestLongLineRendersInLinearTime renders a megabyte of "&" on one line
+// (5 MB once escaped; 43 s when chunking was quadratic). The bound is far
+// above the linear cost (tens of milliseconds) and far below the old one.
+func TestLongLineRendersInLinearTime(t *testing.T) {
+	r := reply.Reply{Title: "t", Sections: []reply.Section{{Text: strings.Repeat("&", 1<<20)}, {Code: []reply.Code{{Text: strings.Repeat("&`", 1<<19)}}}}}
+	start := time.Now()
+	blocks, fallback := Blocks(r)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("rendering took %v", d)
+	}
+	checkLimits(t, blocks, fallback)
+}
+
+func BenchmarkRenderLongLine(b *testing.B) {
+	r := reply.Reply{Title: "t", Sections: []reply.Section{{Text: strings.Repeat("&", 1<<20)}}}
+	for b.Loop() {
+		Blocks(r)
+	}
+}
+
+func TestSplitEscaped(t *testing.T) {
+	tests := []struct {
+		in    string
+		limit int
+		head  string
+	}{
+		{"abcdef", 4, "abcd"},
+		{"ab&amp;cd", 4, "ab"},
+		{"ab&amp;cd", 7, "ab&amp;"},
+		{"éééééé", 3, "ééé"},
+		{"&amp;&amp;", 6, "&amp;"},
+	}
+	for _, tt := range tests {
+		head, n := splitEscaped(tt.in, tt.limit)
+		if head != tt.head || n != runeLen(head) {
+			t.Errorf("splitEscaped(%q, %d) = %q, %d; want %q", tt.in, tt.limit, head, n, tt.head)
 		}
 	}
 }

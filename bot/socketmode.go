@@ -63,15 +63,26 @@ func (s *Server) socketEvent(ctx context.Context, sm *socketmode.Client, evt soc
 	}
 }
 
-// goSocketRequest serves one envelope on its own goroutine: a slash
-// command may wait up to the inline budget, which must not hold up the
-// envelopes behind it.
+// goSocketRequest serves one envelope on its own goroutine, admitted like
+// any other work (so a drain waits for it, and nothing starts after the
+// drain began): a slash command may wait up to the inline budget, which
+// must not hold up the envelopes behind it. An envelope that is not
+// admitted is not acked, so Slack redelivers it to another connection.
 func (s *Server) goSocketRequest(ctx context.Context, sm *socketmode.Client, req socketmode.Request, start time.Time) {
-	s.inflight.Add(1)
-	go func() {
-		defer s.inflight.Done()
-		s.socketRequest(ctx, sm, req, start)
-	}()
+	kind := socketKind(req.Type)
+	if !s.goWork(workItem{kind: kind, ref: "envelope"}, func(context.Context) { s.socketRequest(ctx, sm, req, start) }) {
+		s.metrics.observe(kind, outcomeUnavailable, start)
+	}
+}
+
+func socketKind(t string) string {
+	switch t {
+	case socketmode.RequestTypeSlashCommands:
+		return kindCommand
+	case socketmode.RequestTypeInteractive:
+		return kindInteraction
+	}
+	return kindEvent
 }
 
 func (s *Server) socketRequest(ctx context.Context, sm *socketmode.Client, req socketmode.Request, start time.Time) {
@@ -102,11 +113,13 @@ func (s *Server) socketRequest(ctx context.Context, sm *socketmode.Client, req s
 			s.metrics.observe(kindCommand, outcomeBadRequest, start)
 			return
 		}
-		resp, outcome := s.slash(cmd)
-		if err := sm.AckCtx(ctx, req.EnvelopeID, resp); err != nil {
+		resp, outcome := s.slash(ctx, cmd, commandKey(req.Payload))
+		if outcome == outcomeDuplicate {
+			ack(nil)
+		} else if err := sm.AckCtx(ctx, req.EnvelopeID, resp); err != nil {
 			// Over the 20 KB ack limit: ack empty, answer by response_url.
 			ack(nil)
-			s.respond(ctx, cmd.ResponseURL, resp)
+			s.respond(ctx, kindCommand, cmd.ResponseURL, resp)
 		}
 		s.metrics.observe(kindCommand, outcome, start)
 	case socketmode.RequestTypeInteractive:
@@ -116,7 +129,7 @@ func (s *Server) socketRequest(ctx context.Context, sm *socketmode.Client, req s
 			s.metrics.observe(kindInteraction, outcomeBadRequest, start)
 			return
 		}
-		s.metrics.observe(kindInteraction, s.interact(in), start)
+		s.metrics.observe(kindInteraction, s.interact(ctx, in), start)
 	default:
 		ack(nil)
 	}

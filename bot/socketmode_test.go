@@ -8,68 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack"
 
+	"github.com/vrambot/vrambot/internal/slacktest"
+	"github.com/vrambot/vrambot/internal/testutil"
 	"github.com/vrambot/vrambot/store"
 )
-
-// socketEnvelope is what Slack sends over the Socket Mode WebSocket.
-type socketEnvelope struct {
-	EnvelopeID string          `json:"envelope_id"`
-	Type       string          `json:"type"`
-	Payload    json.RawMessage `json:"payload"`
-}
-
-type socketAck struct {
-	EnvelopeID string          `json:"envelope_id"`
-	Payload    json.RawMessage `json:"payload"`
-}
-
-// TestSocketMode runs the bot against a fake apps.connections.open and
-// WebSocket: every envelope is acked, a slash command is answered in its
-// ack, an OOM event is answered in its thread, and an event slack-go itself
-// cannot parse is still acked and served.
-// fakeSocket serves the Socket Mode WebSocket on fs: it says hello, sends
-// what arrives on send, and passes the client's acks to acks.
-func fakeSocket(t *testing.T, fs *fakeSlack) (send chan<- socketEnvelope, acks <-chan socketAck) {
-	ackc := make(chan socketAck, 16)
-	sendc := make(chan socketEnvelope, 16)
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	fs.ws = func(w http.ResponseWriter, r *http.Request) {
-		up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }} // the client sends Origin: https://api.slack.com
-		conn, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			t.Errorf("upgrade: %v", err)
-			return
-		}
-		defer conn.Close()
-		if err := conn.WriteJSON(map[string]any{"type": "hello", "num_connections": 1}); err != nil {
-			return
-		}
-		go func() {
-			for {
-				var a socketAck
-				if err := conn.ReadJSON(&a); err != nil {
-					return
-				}
-				ackc <- a
-			}
-		}()
-		for {
-			select {
-			case env := <-sendc:
-				if err := conn.WriteJSON(env); err != nil {
-					return
-				}
-			case <-r.Context().Done():
-				return
-			}
-		}
-	}
-	return sendc, ackc
-}
 
 // runSocket starts Run and returns a stop function that checks its result.
 func runSocket(t *testing.T, ts *testServer) (stop func()) {
@@ -89,35 +33,30 @@ func runSocket(t *testing.T, ts *testServer) (stop func()) {
 	}
 }
 
-func socketOnly(c *Config, _ *Deps) { c.AppToken = "xapp-test"; c.SigningSecret = "" }
+func socketOnly(c *Config, _ *Deps) { c.AppToken = slacktest.AppToken; c.SigningSecret = "" }
 
 // TestSocketMode runs the bot against a fake apps.connections.open and
 // WebSocket: every envelope is acked, a slash command is answered in its
 // ack, an OOM event is answered in its thread, and an event slack-go itself
 // cannot parse is still acked and served.
 func TestSocketMode(t *testing.T) {
-	fs := newFakeSlack(t)
-	send, acks := fakeSocket(t, fs)
+	fs := slacktest.New(t)
+	sock := fs.Socket()
 	ts := newTestServer(t, fs, nil, socketOnly)
 	stop := runSocket(t, ts)
 
-	waitAck := func(id string) socketAck {
+	waitAck := func(id string) slacktest.Ack {
 		t.Helper()
-		for {
-			select {
-			case a := <-acks:
-				if a.EnvelopeID == id {
-					return a
-				}
-			case <-time.After(slackDeadline):
-				t.Fatalf("no ack for %s within 3 s", id)
-			}
+		a, ok := sock.WaitAck(id, slackDeadline)
+		if !ok {
+			t.Fatalf("no ack for %s within 3 s", id)
 		}
+		return a
 	}
 
 	// A slash command: the answer travels in the ack.
-	cmd, _ := json.Marshal(map[string]any{"command": "/vram", "text": "7b lora a100", "user_id": "U1", "channel_id": "C1", "response_url": fs.srv.URL + "/response/sm"})
-	send <- socketEnvelope{EnvelopeID: "env-cmd", Type: "slash_commands", Payload: cmd}
+	cmd, _ := json.Marshal(map[string]any{"command": "/vram", "text": "7b lora a100", "user_id": "U1", "channel_id": "C1", "trigger_id": "1.2.3", "response_url": fs.ResponseURL("sm")})
+	sock.Send(slacktest.Envelope{EnvelopeID: "env-cmd", Type: "slash_commands", Payload: cmd})
 	a := waitAck("env-cmd")
 	got := decodeResponse(t, a.Payload)
 	if got.ResponseType != slack.ResponseTypeEphemeral || countButtons(got.Blocks, shareActionID) != 1 {
@@ -125,37 +64,40 @@ func TestSocketMode(t *testing.T) {
 	}
 
 	// An OOM paste, delivered twice (Socket Mode retry): one reply.
-	for _, id := range []string{"env-ev1", "env-ev1-retry"} {
-		send <- socketEnvelope{EnvelopeID: id, Type: "events_api", Payload: eventBody("EvSock1", message(oomPaste))}
+	for i, id := range []string{"env-ev1", "env-ev1-retry"} {
+		sock.Send(slacktest.Envelope{EnvelopeID: id, Type: "events_api", Payload: slacktest.EventBody("EvSock1", message(oomPaste)), RetryAttempt: i})
 		waitAck(id)
+		ts.idle(t)
 	}
 	// An event whose block slack-go's strict decoder rejects.
 	odd := message(oomPaste, "ts", "1700000500.000100", "blocks", []any{map[string]any{"type": "section", "text": 42}})
-	send <- socketEnvelope{EnvelopeID: "env-odd", Type: "events_api", Payload: eventBody("EvSock2", odd)}
+	sock.Send(slacktest.Envelope{EnvelopeID: "env-odd", Type: "events_api", Payload: slacktest.EventBody("EvSock2", odd)})
 	waitAck("env-odd")
 
-	// A button press.
-	press, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": "U1"}, "channel": map[string]any{"id": "C1"},
-		"response_url": fs.srv.URL + "/response/smshare", "actions": []map[string]any{{"action_id": shareActionID, "block_id": "b", "value": "7b"}}})
-	send <- socketEnvelope{EnvelopeID: "env-btn", Type: "interactive", Payload: press}
-	waitAck("env-btn")
-
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && (len(fs.seen("chat.postMessage")) < 2 || len(fs.seen("response/smshare")) < 1) {
-		time.Sleep(10 * time.Millisecond)
+	// A button press, delivered twice: shared once.
+	for _, id := range []string{"env-btn", "env-btn-again"} {
+		press, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": "U1"}, "channel": map[string]any{"id": "C1"},
+			"response_url": fs.ResponseURL("smshare"), "actions": []map[string]any{{"action_id": shareActionID, "block_id": "b", "value": "7b", "action_ts": "1700000600.1"}}})
+		sock.Send(slacktest.Envelope{EnvelopeID: id, Type: "interactive", Payload: press})
+		waitAck(id)
 	}
-	posts := fs.seen("chat.postMessage")
+
+	testutil.Eventually(t, 5*time.Second, "two replies and one share", func() bool {
+		return len(fs.Answered("chat.postMessage")) >= 2 && len(responses(fs, "smshare")) >= 1
+	})
+	ts.idle(t)
+	posts := fs.Answered("chat.postMessage")
 	if len(posts) != 2 {
 		t.Fatalf("%d replies, want 2 (one per distinct event)", len(posts))
 	}
-	threads := posts[0].Form.Get("thread_ts") + " " + posts[1].Form.Get("thread_ts")
+	threads := posts[0].Args.Get("thread_ts") + " " + posts[1].Args.Get("thread_ts")
 	if !strings.Contains(threads, "1700000100.000200") || !strings.Contains(threads, "1700000500.000100") {
 		t.Errorf("threads %s", threads)
 	}
-	if n := len(fs.seen("response/smshare")); n != 1 {
-		t.Errorf("share posts: %d", n)
+	if n := len(responses(fs, "smshare")); n != 1 {
+		t.Errorf("share posts: %d, want 1", n)
 	}
-	if n := len(fs.seen("apps.connections.open")); n < 1 {
+	if n := len(fs.Answered("apps.connections.open")); n < 1 {
 		t.Error("apps.connections.open not called")
 	}
 
@@ -167,19 +109,19 @@ func TestSocketMode(t *testing.T) {
 	}
 }
 
-// TestSocketModeStoreDown: an event that cannot be deduped is not acked, so
+// TestSocketModeStoreDown: an event that cannot be claimed is not acked, so
 // Slack redelivers it, while commands are still answered.
 func TestSocketModeStoreDown(t *testing.T) {
-	fs := newFakeSlack(t)
-	send, acks := fakeSocket(t, fs)
+	fs := slacktest.New(t)
+	sock := fs.Socket()
 	ts := newTestServer(t, fs, failingStore{store.NewMemory()}, socketOnly)
 	stop := runSocket(t, ts)
 	defer stop()
-	send <- socketEnvelope{EnvelopeID: "env-ev", Type: "events_api", Payload: eventBody("EvDown", message(oomPaste))}
-	cmd, _ := json.Marshal(map[string]any{"command": "/vram", "text": "7b", "response_url": fs.srv.URL + "/response/x"})
-	send <- socketEnvelope{EnvelopeID: "env-cmd", Type: "slash_commands", Payload: cmd}
+	sock.Send(slacktest.Envelope{EnvelopeID: "env-ev", Type: "events_api", Payload: slacktest.EventBody("EvDown", message(oomPaste))})
+	cmd, _ := json.Marshal(map[string]any{"command": "/vram", "text": "7b", "response_url": fs.ResponseURL("x")})
+	sock.Send(slacktest.Envelope{EnvelopeID: "env-cmd", Type: "slash_commands", Payload: cmd})
 	select {
-	case a := <-acks:
+	case a := <-sock.Acks():
 		if a.EnvelopeID != "env-cmd" {
 			t.Errorf("acked %s while the store is down", a.EnvelopeID)
 		}
@@ -187,7 +129,7 @@ func TestSocketModeStoreDown(t *testing.T) {
 		t.Fatal("command not acked")
 	}
 	select {
-	case a := <-acks:
+	case a := <-sock.Acks():
 		t.Errorf("unexpected ack %s", a.EnvelopeID)
 	case <-time.After(200 * time.Millisecond):
 	}

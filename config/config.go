@@ -21,6 +21,13 @@ const (
 	DefaultDigestCron  = "0 9 * * 1-5"
 	DefaultPricesCron  = "0 */6 * * *"
 	DefaultPriceSource = "embedded"
+	// DefaultDrainTimeout is how long `serve` finishes acked work on
+	// shutdown (VRAMBOT_DRAIN_TIMEOUT): well past Slack's 3 s, and long
+	// enough for a queued channel to post its next answers.
+	DefaultDrainTimeout = 30 * time.Second
+	// MaxDrainTimeout bounds VRAMBOT_DRAIN_TIMEOUT: orchestrators kill a
+	// pod long before (Kubernetes' default grace period is 30 s).
+	MaxDrainTimeout = 10 * time.Minute
 	// DefaultHFEndpoint is huggingface_hub's default HF_ENDPOINT
 	// (docs/hub-api.md §1).
 	DefaultHFEndpoint = "https://huggingface.co"
@@ -41,6 +48,7 @@ type Config struct {
 	Location           *time.Location
 	PriceSources       string
 	PricesCron         string
+	DrainTimeout       time.Duration
 
 	// HFEndpoint is the Hugging Face Hub (or a mirror) without a trailing
 	// slash: HF_ENDPOINT, default DefaultHFEndpoint.
@@ -100,6 +108,7 @@ func FromEnv(lookup Lookup) (Config, error) {
 		PriceSources:       orDefault(get("VRAMBOT_PRICE_SOURCES"), DefaultPriceSource),
 		PricesCron:         orDefault(get("VRAMBOT_PRICES_CRON"), DefaultPricesCron),
 		Location:           time.UTC,
+		DrainTimeout:       DefaultDrainTimeout,
 		HFEndpoint:         strings.TrimRight(orDefault(get("HF_ENDPOINT"), DefaultHFEndpoint), "/"),
 		HFToken:            Secret(get("HF_TOKEN")),
 	}
@@ -124,6 +133,14 @@ func FromEnv(lookup Lookup) (Config, error) {
 			errs = append(errs, fmt.Errorf("VRAMBOT_TZ: unknown time zone %q (use an IANA name like Europe/Berlin)", tz))
 		} else {
 			c.Location = loc
+		}
+	}
+	if v := get("VRAMBOT_DRAIN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > MaxDrainTimeout {
+			errs = append(errs, fmt.Errorf("VRAMBOT_DRAIN_TIMEOUT: %q is not a duration between 0 and %s (e.g. 30s, 2m)", v, MaxDrainTimeout))
+		} else {
+			c.DrainTimeout = d
 		}
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func lookupFrom(m map[string]string) Lookup {
@@ -21,6 +22,9 @@ func TestFromEnvDefaults(t *testing.T) {
 	if c.Mode() != ModeHTTP {
 		t.Errorf("mode = %s, want http", c.Mode())
 	}
+	if c.DrainTimeout != 30*time.Second {
+		t.Errorf("drain timeout = %v, want 30s", c.DrainTimeout)
+	}
 	if err := c.ValidateServe(); err == nil || !strings.Contains(err.Error(), "SLACK_BOT_TOKEN") {
 		t.Errorf("serve without token: %v", err)
 	}
@@ -37,9 +41,13 @@ func TestFromEnvValid(t *testing.T) {
 		"VRAMBOT_DIGEST_CRON":        "30 8 * * *",
 		"VRAMBOT_DIGEST_WEEKLY_CRON": "0 9 * * 1",
 		"VRAMBOT_TZ":                 "Europe/Berlin",
+		"VRAMBOT_DRAIN_TIMEOUT":      "2m",
 	}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.DrainTimeout != 2*time.Minute {
+		t.Errorf("drain timeout = %v", c.DrainTimeout)
 	}
 	if c.Mode() != ModeSocket || c.SlackAPIURL != "http://127.0.0.1:9999/api" || c.Location.String() != "Europe/Berlin" || c.DigestWeeklyCron != "0 9 * * 1" {
 		t.Errorf("got %+v", c)
@@ -60,6 +68,9 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 		{"VRAMBOT_DIGEST_CRON", "every day", "VRAMBOT_DIGEST_CRON"},
 		{"VRAMBOT_DIGEST_WEEKLY_CRON", "mondays", "VRAMBOT_DIGEST_WEEKLY_CRON"},
 		{"VRAMBOT_PRICES_CRON", "* *", "VRAMBOT_PRICES_CRON"},
+		{"VRAMBOT_DRAIN_TIMEOUT", "30", "VRAMBOT_DRAIN_TIMEOUT"},
+		{"VRAMBOT_DRAIN_TIMEOUT", "-5s", "VRAMBOT_DRAIN_TIMEOUT"},
+		{"VRAMBOT_DRAIN_TIMEOUT", "3h", "VRAMBOT_DRAIN_TIMEOUT"},
 		{"VRAMBOT_DIGEST_CHANNEL", "gpu cluster", "VRAMBOT_DIGEST_CHANNEL"},
 		{"REDIS_URL", "http://:hunter2@x", "REDIS_URL"},
 		{"SLACK_BOT_TOKEN", "xoxp-user", "SLACK_BOT_TOKEN"},

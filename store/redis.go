@@ -65,6 +65,11 @@ func NewRedis(rawURL string, opts ...RedisOption) (*Redis, error) {
 	// Let ctx deadlines cut socket reads short too, so a hung Redis costs a
 	// request its read timeout, not go-redis's own (3 s, then retries).
 	options.ContextTimeoutEnabled = true
+	// One dial per command attempt: go-redis's default of 5 dial retries
+	// 100 ms apart sits under its 3 command retries, so a refused
+	// connection took ~3.5 s to report; the command retries (with their
+	// backoff) already dial again.
+	options.DialerRetries = 1
 	r := &Redis{client: redis.NewClient(options), prefix: DefaultPrefix, password: options.Password}
 	for _, o := range opts {
 		o(r)

@@ -61,7 +61,9 @@ func TestRedisUnreachable(t *testing.T) {
 	if !strings.Contains(err.Error(), "store redis get") {
 		t.Errorf("error %q lacks the operation", err)
 	}
-	if d := time.Since(start); d > 4*time.Second {
+	// About 0.1 s with one dial per attempt (store.NewRedis); the bound
+	// leaves a wide margin for a loaded CI machine.
+	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Get took %s on a refused connection", d)
 	}
 	if err := r.Ping(ctx); err == nil {

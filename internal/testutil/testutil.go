@@ -6,6 +6,8 @@ package testutil
 
 import (
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -43,4 +45,23 @@ func Eventually(tb testing.TB, timeout time.Duration, what string, cond func() b
 		}
 		time.Sleep(PollInterval)
 	}
+}
+
+// Buffer is a log sink that tests read while other goroutines write it.
+type Buffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String is everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

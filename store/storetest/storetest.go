@@ -54,18 +54,6 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after %s", what, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func mustGet(t *testing.T, s store.Store, key string) []byte {
 	t.Helper()
 	v, err := s.Get(t.Context(), key)
@@ -134,7 +122,7 @@ func testTTLExpiry(t *testing.T, s store.Store) {
 	if got := mustGet(t, s, "short"); string(got) != "v" {
 		t.Fatalf("Get(short) right after Set = %q", got)
 	}
-	eventually(t, 3*time.Second, "short key expired", func() bool {
+	testutil.Eventually(t, 3*time.Second, "short key expired", func() bool {
 		_, err := s.Get(ctx, "short")
 		return errors.Is(err, store.ErrNotFound)
 	})
@@ -159,7 +147,7 @@ func testSetNX(t *testing.T, s store.Store) {
 	if got := mustGet(t, s, "once"); string(got) != "first" {
 		t.Errorf("value after losing SetNX = %q, want %q", got, "first")
 	}
-	eventually(t, 3*time.Second, "SetNX wins again after expiry", func() bool {
+	testutil.Eventually(t, 3*time.Second, "SetNX wins again after expiry", func() bool {
 		ok, err := s.SetNX(ctx, "once", []byte("third"), 0)
 		if err != nil {
 			t.Fatalf("SetNX after expiry: %v", err)
@@ -320,7 +308,7 @@ func testLockExpiry(t *testing.T, s store.Store) {
 	if _, ok := mustLock(t, s, "expiring", shortTTL); !ok {
 		t.Fatal("Lock not taken")
 	}
-	eventually(t, 3*time.Second, "lock free after its ttl", func() bool {
+	testutil.Eventually(t, 3*time.Second, "lock free after its ttl", func() bool {
 		_, ok := mustLock(t, s, "expiring", time.Minute)
 		return ok
 	})
@@ -332,7 +320,7 @@ func testUnlockOnlyOwn(t *testing.T, s store.Store) {
 		t.Fatal("A's Lock not taken")
 	}
 	var unlockB func(context.Context) error
-	eventually(t, 3*time.Second, "B takes the lock after A's expired", func() bool {
+	testutil.Eventually(t, 3*time.Second, "B takes the lock after A's expired", func() bool {
 		unlockB, ok = mustLock(t, s, "shared", time.Minute)
 		return ok
 	})
