@@ -78,6 +78,15 @@ type Query struct {
 	Framework fix.Framework
 	// Defaults lists the settings that were not given (DefaultMethod, ...).
 	Defaults []string
+	// ReadAs is the query in the grammar's own words, as it was read
+	// ("llama-3-8b lora 4090" for "can I finetune llama 3 8b on a 4090?").
+	ReadAs string
+	// Natural is true when the query was read as a question, by its
+	// keywords; Ignored lists the words that reading left out.
+	Natural bool
+	Ignored []string
+
+	canon canonQuery
 }
 
 // QueryError is a bad /vram query. Its message is meant for the user: it
@@ -86,7 +95,14 @@ type QueryError struct {
 	Token      string // the offending token as typed (shortened, control characters replaced)
 	Reason     string // what is wrong, e.g. "unknown method 'lorra'"
 	Suggestion string // the closest valid value, "" when nothing is close
+	// unplaced marks a word that is nothing the grammar knows and near
+	// nothing it knows: a question may leave such words out.
+	unplaced bool
 }
+
+// BadToken is the token the error is about ("" when none): the Slack form
+// shows the error under the field that holds it.
+func (e *QueryError) BadToken() string { return e.Token }
 
 // Error is the one-line message: "unknown method 'lorra' — did you mean 'lora'?".
 func (e *QueryError) Error() string {
@@ -112,11 +128,26 @@ func showToken(s string) string {
 // methodNames maps what users type to a method; the first spelling of each
 // method is the canonical one used for suggestions.
 var methodNames = map[string]memory.Method{
-	"full": memory.MethodFull, "full-ft": memory.MethodFull, "fullft": memory.MethodFull, "finetune": memory.MethodFull, "fine-tune": memory.MethodFull,
-	"lora":      memory.MethodLoRA,
-	"qlora":     memory.MethodQLoRA,
+	"full": memory.MethodFull, "full-ft": memory.MethodFull, "fullft": memory.MethodFull,
+	"pretrain": memory.MethodFull, "pre-train": memory.MethodFull, "pretraining": memory.MethodFull,
+	"lora":  memory.MethodLoRA,
+	"qlora": memory.MethodQLoRA, "q-lora": memory.MethodQLoRA,
 	"freeze":    memory.MethodFreeze,
 	"inference": memory.MethodInference, "infer": memory.MethodInference, "serve": memory.MethodInference,
+}
+
+// loosMethodWords say that a model is trained or run without saying how
+// ("finetune", "serving"). They give way to a method named in the same
+// query ("full finetune", "qlora training"); alone, training reads as LoRA,
+// the usual way to fine-tune on one GPU, and is stated as an assumption.
+var looseMethodWords = map[string]memory.Method{
+	"finetune": memory.MethodLoRA, "fine-tune": memory.MethodLoRA, "finetuning": memory.MethodLoRA, "fine-tuning": memory.MethodLoRA,
+	"fine-tuned": memory.MethodLoRA, "finetuned": memory.MethodLoRA, "train": memory.MethodLoRA, "training": memory.MethodLoRA,
+	"tune": memory.MethodLoRA, "tuning": memory.MethodLoRA, "sft": memory.MethodLoRA, "ft": memory.MethodLoRA,
+	"serving": memory.MethodInference, "run": memory.MethodInference, "running": memory.MethodInference,
+	"deploy": memory.MethodInference, "deploying": memory.MethodInference, "host": memory.MethodInference,
+	"hosting": memory.MethodInference, "inferencing": memory.MethodInference, "generate": memory.MethodInference,
+	"generation": memory.MethodInference, "chat": memory.MethodInference, "load": memory.MethodInference,
 }
 
 var methodCanon = []string{"full", "lora", "qlora", "freeze", "inference"}
@@ -146,11 +177,20 @@ type parsedQuery struct {
 	resolved  *models.Resolution
 	method    memory.Method
 	methodTok string
-	gpu       *catalog.GPU
-	gpuTok    string
-	budget    bool
-	gpuCount  int               // from "8xa100"
-	kv        map[string]string // setting → value as typed
+	// loose is a method only implied ("finetune", "serving"), looseTok its word.
+	loose    memory.Method
+	looseTok string
+	gpu      *catalog.GPU
+	gpuTok   string
+	budget   bool
+	gpuCount int               // from "8xa100"
+	kv       map[string]string // setting → value as typed
+	// notes are what the reading itself assumed (a setting without an
+	// effect on memory, a budget that repeats the GPU's memory).
+	notes []string
+	// ignored are the words a question had that the reading did not use.
+	ignored []string
+	natural bool
 }
 
 // ParseQuery reads a /vram query (DESIGN.md §3.2): tokens in any order,
@@ -176,96 +216,157 @@ func ParseQueryWith(ctx context.Context, q string, resolver ModelResolver, prese
 	if len(tokens) > maxQueryTokens {
 		return Query{}, queryErr("", "too many words in the query (%d, at most %d)", len(tokens), maxQueryTokens)
 	}
-	p := parsedQuery{kv: map[string]string{}}
+	p, err := parseTokens(tokens, preset)
+	if err != nil && looksLikeQuestion(q) {
+		// A question, not a list of tokens: read it by its keywords
+		// (query_natural.go). Its error wins when it found a model.
+		np, nerr := parseQuestion(tokens, preset)
+		switch {
+		case nerr == nil:
+			p, err = np, nil
+		case np != nil && (np.model != nil || np.modelRef != ""):
+			err = nerr
+		}
+	}
+	if err != nil {
+		return Query{}, err
+	}
+	if err := p.resolveModelRef(ctx, resolver); err != nil {
+		return Query{}, err
+	}
+	out, err := p.query()
+	if err != nil {
+		return Query{}, err
+	}
+	out.canon = p.canonical()
+	if out.canon.method != "" {
+		out.canon.method = string(out.Workload.Method) // lora on nf4 weights is read as qlora
+	}
+	out.ReadAs = out.canon.String()
+	out.Natural, out.Ignored = p.natural, p.ignored
+	return out, nil
+}
+
+// parseTokens reads tokens with the grammar; preset, when set, is the
+// model given beside the query.
+func parseTokens(tokens []string, preset *models.Resolution) (*parsedQuery, error) {
+	p := &parsedQuery{kv: map[string]string{}}
 	if preset != nil {
 		p.model, p.modelToken, p.resolved = &preset.Model, "the config.json given", preset
 	}
 	for i := 0; i < len(tokens); i++ {
 		tok := tokens[i]
-		// Two-word GPU names: "a100 40gb", "rtx 4090", "h100 pcie".
-		if i+1 < len(tokens) && !strings.Contains(tok, "=") {
-			if g, ok := catalog.LookupGPU(tok + " " + tokens[i+1]); ok {
-				if err := p.setGPU(g, tok+" "+tokens[i+1], false); err != nil {
-					return Query{}, err
-				}
-				i++
-				continue
+		// GPU names of several words: "a100 40gb", "rtx 4090", "rtx 6000 ada".
+		if g, n, ok := gpuWindow(tokens, i, 2); ok {
+			if err := p.setGPU(g, strings.Join(tokens[i:i+n], " "), false); err != nil {
+				return p, err
 			}
+			i += n - 1
+			i += p.skipRepeatedMemory(tokens, i+1, g)
+			continue
+		}
+		// Model names of several words: "llama 3 8b", "qwen 2.5 14b".
+		if ref, m, n, ok := modelWindow(tokens, i); ok {
+			var err error
+			if m != nil {
+				err = p.setModel(*m, strings.Join(tokens[i:i+n], " "))
+			} else if err = p.secondModel(ref); err == nil {
+				p.modelRef = ref
+			}
+			if err != nil {
+				return p, err
+			}
+			i += n - 1
+			continue
 		}
 		// "8x a100" or "8x a100 40gb": a GPU count followed by the GPU.
 		if n, ok := gpuCountPrefix(tok); ok && i+1 < len(tokens) {
-			found := false
-			for _, words := range []int{2, 1} {
-				if i+words >= len(tokens) {
-					continue
-				}
-				name := strings.Join(tokens[i+1:i+1+words], " ")
-				g, ok := catalog.LookupGPU(name)
-				if !ok || strings.Contains(name, "=") {
-					continue
-				}
-				if err := p.setGPU(g, name, false); err != nil {
-					return Query{}, err
+			if g, words, ok := gpuWindow(tokens, i+1, 1); ok {
+				if err := p.setGPU(g, strings.Join(tokens[i+1:i+1+words], " "), false); err != nil {
+					return p, err
 				}
 				p.gpuCount = n
 				i += words
-				found = true
-				break
-			}
-			if found {
+				i += p.skipRepeatedMemory(tokens, i+1, g)
 				continue
 			}
 		}
 		if err := p.token(tok); err != nil {
-			return Query{}, err
+			return p, err
+		}
+		if p.gpu != nil && p.gpuTok == tok && !p.budget {
+			i += p.skipRepeatedMemory(tokens, i+1, *p.gpu)
 		}
 	}
-	if err := p.resolveModelRef(ctx, resolver); err != nil {
-		return Query{}, err
-	}
-	return p.query()
+	return p, nil
 }
 
-// tokenizeQuery splits on white space, joins "key = value" into "key=value" and
-// drops a leading "vram" (as in "@vrambot vram 7b lora").
-func tokenizeQuery(q string) []string {
-	fields := strings.Fields(q)
-	var out []string
-	for i := 0; i < len(fields); i++ {
-		f := strings.Trim(fields[i], ",;")
-		if f == "" {
+// maxGPUWords is the longest GPU name in words ("rtx pro 6000 blackwell").
+const maxGPUWords = 4
+
+// gpuWindow reads a GPU name of at least minWords words at tokens[i],
+// longest first. No word of it holds "=" (a key=value is never a GPU), and
+// only its first may be another word of the grammar ("4090 lora" is a GPU
+// and a method).
+func gpuWindow(tokens []string, i, minWords int) (catalog.GPU, int, bool) {
+	for n := min(maxGPUWords, len(tokens)-i); n >= minWords; n-- {
+		words := tokens[i : i+n]
+		if slices.ContainsFunc(words, func(w string) bool { return strings.Contains(w, "=") }) {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(f, "-") && !strings.Contains(f, "=") && len(strings.TrimLeft(f, "-")) > 0 && i+1 < len(fields) && isFlagValue(fields[i+1]):
-			// An engine flag as written on its command line: "--max-model-len 8192".
-			f = f + "=" + strings.Trim(fields[i+1], ",;")
-			i++
-		case f == "=" && len(out) > 0 && i+1 < len(fields):
-			out[len(out)-1] += "=" + fields[i+1]
-			i++
-			continue
-		case strings.HasSuffix(f, "=") && i+1 < len(fields):
-			f += strings.Trim(fields[i+1], ",;")
-			i++
-		case strings.HasPrefix(f, "=") && len(out) > 0 && !strings.Contains(out[len(out)-1], "="):
-			out[len(out)-1] += f
+		if n > 1 && !gpuNameWords(words) {
 			continue
 		}
-		out = append(out, f)
-	}
-	if len(out) > 0 {
-		if l := strings.ToLower(out[0]); l == "vram" || l == "/vram" {
-			out = out[1:]
+		if g, ok := catalog.LookupGPU(strings.Join(words, " ")); ok {
+			return g, n, true
 		}
 	}
-	return out
+	return catalog.GPU{}, 0, false
 }
 
-// isFlagValue reports whether a word can be the value of a preceding
-// "--flag": a number, a fraction or a word, not another flag or a key=value.
-func isFlagValue(s string) bool {
-	return s != "" && !strings.HasPrefix(s, "-") && !strings.Contains(s, "=")
+// gpuLeadWords start GPU names without being one ("rtx 4090").
+var gpuLeadWords = map[string]bool{"rtx": true, "gaudi": true, "quadro": true, "titan": true, "m1": true, "m2": true, "m3": true, "m4": true}
+
+// gpuVariantWords continue GPU names ("h100 nvl", "2080 ti", "m4 max").
+var gpuVariantWords = map[string]bool{
+	"ti": true, "super": true, "ada": true, "pro": true, "nvl": true, "pcie": true, "sxm": true, "sxm4": true, "sxm5": true,
+	"max": true, "ultra": true, "blackwell": true, "generation": true, "server": true, "workstation": true, "edition": true,
+	"hbm3": true, "s": true,
+}
+
+// gpuNameWords reports whether words can be one GPU name: it starts with
+// a GPU or a word GPU names start with, and goes on with variant words,
+// numbers and memory sizes only ("mistral-7b a100" is a model and a GPU).
+func gpuNameWords(words []string) bool {
+	first := strings.ToLower(words[0])
+	if _, ok := catalog.LookupGPU(first); !ok && !gpuLeadWords[first] && !allDigits(first) {
+		return false
+	}
+	for _, w := range words[1:] {
+		l := strings.ToLower(w)
+		_, gpu := catalog.LookupGPU(l)
+		_, mem := budgetWord(l)
+		if !gpu && !mem && !allDigits(l) && !gpuVariantWords[l] {
+			return false
+		}
+	}
+	return true
+}
+
+// skipRepeatedMemory reports 1 when tokens[i] is a memory budget that
+// repeats the GPU's own ("rtx 4090 24gb"), which then is no second GPU.
+func (p *parsedQuery) skipRepeatedMemory(tokens []string, i int, g catalog.GPU) int {
+	if i >= len(tokens) {
+		return 0
+	}
+	b, ok := budgetWord(tokens[i])
+	if !ok || g.MemoryBytes <= 0 {
+		return 0
+	}
+	if ratio := float64(b) / float64(g.MemoryBytes); ratio < 0.9 || ratio > 1.1 {
+		return 0
+	}
+	return 1
 }
 
 // gpuCountPrefix reads "8x" (or "8×") as a GPU count.
@@ -324,6 +425,13 @@ func (p *parsedQuery) token(tok string) error {
 			return queryErr(tok, "two methods given: '%s' and '%s'", showToken(p.methodTok), showToken(tok))
 		}
 		p.method, p.methodTok = m, tok
+		return nil
+	}
+	if m, ok := looseMethodWords[l]; ok {
+		// Training outweighs running ("run a finetune").
+		if p.loose == "" || p.loose == memory.MethodInference && m != memory.MethodInference {
+			p.loose, p.looseTok = m, tok
+		}
 		return nil
 	}
 	if g, ok := catalog.LookupGPU(tok); ok {
@@ -473,7 +581,9 @@ func unknownQueryWord(tok string) error {
 		}
 		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown %s '%s'", best.kind, showToken(tok)), Suggestion: best.sug}
 	}
-	return queryErr(tok, "unknown word '%s': expected a model (llama-2-7b, 7b), a method (%s), a GPU (a100, 4090) or budget (24gb), or key=value", showToken(tok), strings.Join(methodCanon, ", "))
+	err := queryErr(tok, "unknown word '%s': expected a model (llama-2-7b, 7b), a method (%s), a GPU (a100, 4090) or budget (24gb), or key=value", showToken(tok), strings.Join(methodCanon, ", "))
+	err.unplaced = true
+	return err
 }
 
 // Budget bounds: below 1 GiB or above 16 TiB is not a GPU.

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -132,4 +133,186 @@ func (p *parsedQuery) resolveModelRef(ctx context.Context, resolver ModelResolve
 	}
 	p.model, p.modelToken, p.resolved = &res.Model, p.modelRef, &res
 	return nil
+}
+
+// maxModelWords is the longest model name read across words ("nemotron
+// 3 nano 30b a3b").
+const maxModelWords = 5
+
+// modelWindow reads a model name written in several words at tokens[i]
+// ("llama 3 8b", "Llama 3.1 8B Instruct", "qwen 2.5 14b"), longest first:
+// the catalog model it names, or, when the catalog has none and the words
+// end in a size, the words joined as a model name for the resolver
+// ("llama 3.2 8b" → llama-3.2-8b: a Hub lookup, never another size or
+// generation from the catalog). The first word is a name, the others are
+// name parts, version numbers or sizes, and a size must be the model's.
+func modelWindow(tokens []string, i int) (ref string, m *catalog.Model, n int, ok bool) {
+	if !modelNameWord(tokens[i]) {
+		return "", nil, 0, false
+	}
+	longest := 1
+	for longest < min(maxModelWords, len(tokens)-i) && modelPartWord(tokens[i+longest]) {
+		longest++
+	}
+	for n := longest; n >= 2; n-- {
+		words := tokens[i : i+n]
+		found, ok := catalog.LookupModel(strings.Join(words, " "))
+		if ok && sizesMatch(found, words) && lastWordCounts(found, words) {
+			return "", &found, n, true
+		}
+	}
+	for n := longest; n >= 2; n-- {
+		words := tokens[i : i+n]
+		if _, sized := catalog.ParseSize(words[n-1]); !sized {
+			continue
+		}
+		if joined := strings.Join(words, "-"); looksLikeModel(joined) {
+			return joined, nil, n, true
+		}
+	}
+	return "", nil, 0, false
+}
+
+// lastWordCounts reports whether the last of words belongs to the name
+// found: without it the words name no model or another one, or it is the
+// model's size or a word of letters only (a variant such as "instruct").
+// The catalog finds "llama-2-70b" inside "llama-2-70b 8xh100"; the count
+// and GPU are not part of the name.
+func lastWordCounts(found catalog.Model, words []string) bool {
+	last := words[len(words)-1]
+	if prev, ok := catalog.LookupModel(strings.Join(words[:len(words)-1], " ")); !ok || prev.Name != found.Name {
+		return true
+	}
+	if _, sized := catalog.ParseSize(last); sized || nameHasSize(found, last) {
+		return true // a size, or a part of the name ("8x7b", "a3b")
+	}
+	return strings.IndexFunc(last, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+}
+
+// modelNameWord is a word that can start a model name: it has letters,
+// is not a word of the grammar, a GPU, a size or a Hub id (read alone).
+func modelNameWord(w string) bool {
+	if !wordLike(w) || strings.ContainsAny(w, "=/:") || isVocabularyWord(w) {
+		return false
+	}
+	if _, ok := catalog.ParseSize(w); ok {
+		return false
+	}
+	if _, ok := catalog.LookupGPU(w); ok {
+		return false
+	}
+	_, budget := parseBudgetGPU(strings.ToLower(w))
+	return !budget
+}
+
+// versionRE matches the version part of a model name: 3, 3.1, 2.5, v3.
+var versionRE = regexp.MustCompile(`^[vV]?\d+(\.\d+)?$`)
+
+// modelPartWord can continue a model name: a name word, a version number,
+// a size (8b, 8x7b, a3b) or a variant word the catalog drops (instruct).
+func modelPartWord(w string) bool {
+	if strings.ContainsAny(w, "=/:") || isVocabularyWord(w) {
+		return false
+	}
+	if _, ok := catalog.ParseSize(w); ok {
+		return true
+	}
+	if _, ok := catalog.LookupGPU(w); ok {
+		return false
+	}
+	if c, ok := cutGPUCount(strings.ToLower(w)); ok {
+		if _, gpu := catalog.LookupGPU(c.gpu); gpu {
+			return false // "8xh100"
+		}
+	}
+	if _, ok := budgetWord(w); ok {
+		return false
+	}
+	return versionRE.MatchString(w) || wordLike(w)
+}
+
+// sizesMatch reports whether every size among words is the model's own:
+// its parameter count or active parameters within 30%, or a size its
+// name carries ("17b" of Llama-4-Scout-17B-16E). "llama-2-7b 13b" is two
+// models, not one.
+func sizesMatch(m catalog.Model, words []string) bool {
+	for _, w := range words {
+		n, ok := catalog.ParseSize(w)
+		if !ok {
+			continue
+		}
+		if !nearSize(n, m.Params) && !nearSize(n, m.ActiveParams()) && !nameHasSize(m, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func nearSize(a, b int64) bool {
+	if a <= 0 || b <= 0 {
+		return false
+	}
+	r := float64(a) / float64(b)
+	return r > 1/1.3 && r < 1.3
+}
+
+// nameHasSize reports whether part is a dash-separated part of the
+// model's name, id or an alias.
+func nameHasSize(m catalog.Model, size string) bool {
+	size = strings.ToLower(size)
+	for _, n := range append([]string{m.Name, m.HFID}, m.Aliases...) {
+		for _, part := range strings.FieldsFunc(strings.ToLower(n), func(r rune) bool { return r == '-' || r == '_' || r == '/' }) {
+			if part == size {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isVocabularyWord reports whether w is a word the grammar reads as
+// something other than a model: a method, a setting or its bare value, a
+// filler or a question word.
+func isVocabularyWord(w string) bool {
+	l := strings.ToLower(w)
+	norm := strings.ReplaceAll(l, "_", "-")
+	if _, ok := methodNames[l]; ok {
+		return true
+	}
+	if _, ok := looseMethodWords[l]; ok {
+		return true
+	}
+	if fillerWords[l] || questionWords[l] || canonicalKey(l) != "" {
+		return true
+	}
+	for _, b := range bareValues {
+		if slices.Contains(b.values, norm) {
+			return true
+		}
+	}
+	for _, k := range keyedEnums {
+		if _, ok := k.e.values[norm]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// modelValue reads model=NAME (and vLLM's --model NAME): a catalog name,
+// a size, or a name or Hub id for the resolver.
+func (p *parsedQuery) modelValue(v string) error {
+	if m, ok := catalog.LookupModel(modelSpelling(v)); ok {
+		return p.setModel(m, v)
+	}
+	if n, ok := catalog.ParseSize(strings.ToLower(v)); ok {
+		return p.setModel(catalog.ModelForSize(n), v)
+	}
+	if looksLikeModel(v) {
+		if err := p.secondModel(v); err != nil {
+			return err
+		}
+		p.modelRef = v
+		return nil
+	}
+	return &QueryError{Token: v, Reason: "unknown model '" + showToken(v) + "'", Suggestion: catalog.SuggestModel(v)}
 }

@@ -34,6 +34,34 @@ var keyAliases = map[string]string{
 	"max-batch-prefill-tokens": "max-num-batched-tokens", "chunked-prefill-size": "max-num-batched-tokens",
 	"max-running-requests": "max-num-seqs", "concurrency": "users", "concurrent-users": "users", "sequences": "users",
 	"vllm-version": "engine-version", "version": "engine-version",
+	// Hugging Face TrainingArguments, PEFT, DeepSpeed, axolotl and
+	// LLaMA-Factory names, and a few more of vLLM's flags.
+	"gradient-checkpointing": "gc", "activation-checkpointing": "gc",
+	"max-seq-len": "seq", "max-seq-length": "seq", "max-length": "seq", "max-len": "seq", "model-max-length": "seq",
+	"sequence-length": "seq", "seq-length": "seq", "sequence-len": "seq", "cutoff-len": "seq", "context-window": "seq", "max-context": "seq",
+	"per-device-train-batch-size": "bs", "per-device-batch-size": "bs", "per-device-eval-batch-size": "bs", "micro-batch-size": "bs",
+	"train-micro-batch-size-per-gpu": "bs", "batchsize": "bs",
+	"lora-r": "rank", "zero-stage": "zero", "quantization": "precision", "quant": "precision",
+	"num-gpus": "gpus", "n-gpus": "gpus", "ngpus": "gpus", "nproc-per-node": "gpus", "world-size": "gpus", "gpu-count": "gpus",
+	"concurrent-requests": "users", "max-concurrency": "users", "attn-implementation": "attn", "attention-implementation": "attn",
+	"kv-dtype": "kv", "tensor-parallel": "tp", "pipeline-parallel": "pp", "model-len": "seq",
+}
+
+// precisionFlags are boolean settings that name a precision
+// (TrainingArguments' bf16=True is AMP in bf16; bitsandbytes'
+// load_in_4bit=True is NF4 weights).
+var precisionFlags = map[string]string{
+	"bf16": "mixed-bf16", "fp16": "mixed-fp16", "load-in-4bit": "nf4", "load-in-8bit": "int8",
+}
+
+// unusedKeys are settings people paste with the others (from
+// TrainingArguments, a LoRA config, a sampling config) that do not change
+// the memory of one step: read, said so, and not used.
+var unusedKeys = map[string]bool{
+	"gradient-accumulation-steps": true, "learning-rate": true, "lr": true, "num-train-epochs": true, "epochs": true,
+	"warmup-steps": true, "warmup-ratio": true, "weight-decay": true, "seed": true, "lora-alpha": true, "lora-dropout": true,
+	"logging-steps": true, "save-steps": true, "eval-steps": true, "max-steps": true, "output-dir": true, "report-to": true,
+	"temperature": true, "top-p": true, "top-k": true, "lr-scheduler-type": true, "max-grad-norm": true,
 }
 
 // servingKeys only apply to a serving engine; given alone they imply vLLM.
@@ -64,6 +92,8 @@ var (
 			"adamw": "adamw", "adam": "adamw", "adamw-torch": "adamw", "adamw-torch-fused": "adamw",
 			"adamw-8bit": "adamw-8bit", "adamw8bit": "adamw-8bit", "adam8bit": "adamw-8bit", "adamw-bnb-8bit": "adamw-8bit", "8bit-adam": "adamw-8bit",
 			"paged-adamw-8bit": "paged-adamw-8bit", "paged-adamw8bit": "paged-adamw-8bit",
+			// Paged 32-bit AdamW keeps AdamW's 8 bytes per parameter.
+			"paged-adamw-32bit": "adamw", "adamw-hf": "adamw", "adamw-apex-fused": "adamw",
 			"adafactor": "adafactor", "sgd": "sgd", "none": "none",
 		},
 		canon: []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "none"},
@@ -110,6 +140,18 @@ var (
 	}
 )
 
+// keyEnum is a key with its closed vocabulary.
+type keyEnum struct {
+	key  string
+	enum queryEnum
+}
+
+// keyEnums lists the keys whose values are a closed vocabulary.
+func keyEnums() []keyEnum {
+	return []keyEnum{{"precision", precisionEnum}, {"optim", optimEnum}, {"gc", boolEnum}, {"offload", offloadEnum},
+		{"targets", targetsEnum}, {"attn", attnEnum}, {"kv", kvEnum}, {"engine", engineEnum}, {"framework", frameworkEnum}}
+}
+
 // GGUF types are precisions too ("q4_k_m" typed as q4_k_m or q4-k-m).
 func init() {
 	for _, t := range arch.GGUFTypes() {
@@ -134,6 +176,24 @@ func (e queryEnum) parse(key, v string) (string, error) {
 
 func (p *parsedQuery) keyValue(tok, k, v string) error {
 	key := strings.TrimLeft(strings.ReplaceAll(strings.ToLower(k), "_", "-"), "-")
+	switch {
+	case key == "model" && v != "":
+		return p.modelValue(v)
+	case key == "method" && v != "":
+		return p.token(v)
+	case precisionFlags[key] != "" && v != "":
+		on, err := boolEnum.parse(key, v)
+		if err != nil {
+			return err
+		}
+		if on == "off" {
+			return nil // fp16=False says what is not used
+		}
+		return p.keyValue(tok, "precision", precisionFlags[key])
+	case unusedKeys[key] && v != "":
+		p.notes = append(p.notes, fmt.Sprintf("%s does not change the memory of one step: not used", showToken(k+"="+v)))
+		return nil
+	}
 	if a, ok := keyAliases[key]; ok {
 		key = a
 	}
@@ -283,6 +343,19 @@ func (p *parsedQuery) query() (Query, error) {
 	trainingKeys := []string{"optim", "gc", "zero", "offload"}
 	loraKeys := []string{"rank", "targets"}
 	w.Method = p.method
+	if w.Method == "" && p.loose != "" {
+		w.Method = p.loose
+		if p.loose == memory.MethodLoRA {
+			w.Assumptions = append(w.Assumptions, fmt.Sprintf("'%s' read as LoRA, the usual way to fine-tune on one GPU: say full to train every weight, qlora for 4-bit weights", showToken(p.looseTok)))
+		}
+	}
+	if w.Method == memory.MethodLoRA && p.kv["precision"] != "" {
+		if c, err := precisionEnum.parse("precision", p.kv["precision"]); err == nil && c == "nf4" {
+			w.Method = memory.MethodQLoRA
+			w.Assumptions = append(w.Assumptions, "LoRA on 4-bit NF4 weights is QLoRA: estimated as qlora")
+		}
+	}
+	w.Assumptions = append(w.Assumptions, p.notes...)
 	if w.Method == "" {
 		switch {
 		case p.hasAny(loraKeys) != "":

@@ -1,21 +1,66 @@
 // Package reply is the transport-neutral answer model: commands, digest and
 // the OOM diagnosis build a Reply; bot/ renders it as Block Kit and the CLI
 // as plain text (Text) or JSON (Reply.Result).
+//
+// A reply is read in two parts. The lead (everything but Details) is what a
+// channel sees: the verdict, a one-line picture of the memory, the few
+// changes worth making with their snippets, the best offers and one line of
+// assumptions. Details is the rest of the full answer: Slack puts it in the
+// thread (or behind a button), the terminal prints it below the lead.
 package reply
 
 // Reply is one answer, independent of where it is shown. Text fields hold
 // plain text in which `code` spans are allowed; renderers add emphasis and
 // escaping. Result is the structured value printed by --json.
 type Reply struct {
-	Kind      string    `json:"kind"`    // "vram", "oom", "prices", "digest", "help", "error"
-	Title     string    `json:"title"`   // one line, no markup
-	Summary   string    `json:"summary"` // 1-3 lines; also the notification fallback text
-	Fields    []Field   `json:"fields,omitempty"`
-	Sections  []Section `json:"sections,omitempty"`
-	Actions   []Action  `json:"actions,omitempty"`
-	Context   []string  `json:"context,omitempty"` // assumptions, sources, data age
-	Ephemeral bool      `json:"ephemeral,omitempty"`
-	Result    any       `json:"-"`
+	Kind    string `json:"kind"`    // "vram", "oom", "prices", "digest", "help", "error"
+	Title   string `json:"title"`   // one line, no markup
+	Summary string `json:"summary"` // 1-3 lines; also the notification fallback text
+	// Verdict, when set, leads the reply: Slack shows it in the header
+	// before the title.
+	Verdict *Verdict `json:"verdict,omitempty"`
+	// Bar, when set, pictures the memory parts against the card.
+	Bar      *Bar      `json:"bar,omitempty"`
+	Fields   []Field   `json:"fields,omitempty"`
+	Sections []Section `json:"sections,omitempty"`
+	Actions  []Action  `json:"actions,omitempty"`
+	Context  []string  `json:"context,omitempty"` // assumptions, sources, data age
+	// Details is the rest of the full answer (the whole breakdown, every
+	// fix and offer, every assumption), shown in the thread or below.
+	Details   *Reply `json:"details,omitempty"`
+	Ephemeral bool   `json:"ephemeral,omitempty"`
+	Result    any    `json:"-"`
+}
+
+// Band is how a workload sits on its GPU.
+type Band string
+
+// Bands, as the estimator reports them (fits, tight, does not fit).
+const (
+	BandFits  Band = "fits"
+	BandTight Band = "tight"
+	BandNo    Band = "no"
+)
+
+// Mark is the band's sign, an emoji every Slack client and current terminal
+// shows.
+func (b Band) Mark() string {
+	switch b {
+	case BandFits:
+		return "✅"
+	case BandTight:
+		return "⚠️"
+	case BandNo:
+		return "❌"
+	}
+	return ""
+}
+
+// Verdict is the band and its numbers in a few words: "fits 10.9 of 23.6
+// GiB", "needs 27.6 of 23.6 GiB".
+type Verdict struct {
+	Band Band   `json:"band"`
+	Text string `json:"text"`
 }
 
 // Field is a label/value pair (a breakdown line).
@@ -24,12 +69,14 @@ type Field struct {
 	Value string `json:"value"`
 }
 
-// Section is a titled block of text with optional code blocks and bullet items.
+// Section is a titled block of text with optional code blocks and bullet
+// items. Action, when set, is a button beside it (a fix's "Apply gc=on").
 type Section struct {
-	Title string   `json:"title,omitempty"`
-	Text  string   `json:"text,omitempty"`
-	Items []string `json:"items,omitempty"`
-	Code  []Code   `json:"code,omitempty"`
+	Title  string   `json:"title,omitempty"`
+	Text   string   `json:"text,omitempty"`
+	Items  []string `json:"items,omitempty"`
+	Code   []Code   `json:"code,omitempty"`
+	Action *Action  `json:"action,omitempty"`
 }
 
 // Code is a fenced code block.

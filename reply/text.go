@@ -6,15 +6,35 @@ import (
 	"text/tabwriter"
 )
 
-// Text renders r for a terminal: title, summary, aligned fields, sections
-// with indented code, then context lines. Deterministic, so golden-testable.
+// Text renders r for a terminal: title, verdict, the memory bar, summary,
+// aligned fields, sections with indented code, context lines, then the
+// details below. Deterministic, so golden-testable.
 func Text(r Reply) string {
 	var b strings.Builder
+	writeText(&b, r, "=")
+	if r.Details != nil {
+		b.WriteString("\n")
+		writeText(&b, *r.Details, "-")
+	}
+	return b.String()
+}
+
+func writeText(b *strings.Builder, r Reply, underline string) {
 	if r.Title != "" {
 		b.WriteString(r.Title)
 		b.WriteString("\n")
-		b.WriteString(strings.Repeat("=", min(len([]rune(r.Title)), 72)))
+		b.WriteString(strings.Repeat(underline, min(len([]rune(r.Title)), 72)))
 		b.WriteString("\n")
+	}
+	if v := r.Verdict; v != nil && v.Text != "" {
+		b.WriteString(strings.TrimSpace(v.Band.Mark() + " " + v.Text))
+		b.WriteString("\n")
+	}
+	if r.Bar != nil {
+		if line := r.Bar.Line(); line != "" {
+			b.WriteString("  " + line + "\n")
+			b.WriteString("  " + r.Bar.Legend() + "\n")
+		}
 	}
 	if r.Summary != "" {
 		b.WriteString(r.Summary)
@@ -22,7 +42,7 @@ func Text(r Reply) string {
 	}
 	if len(r.Fields) > 0 {
 		b.WriteString("\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		for _, f := range r.Fields {
 			fmt.Fprintf(tw, "  %s\t%s\n", f.Label, f.Value)
 		}
@@ -59,5 +79,4 @@ func Text(r Reply) string {
 			b.WriteString("\n")
 		}
 	}
-	return b.String()
 }

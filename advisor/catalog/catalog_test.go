@@ -120,7 +120,7 @@ func TestSuggest(t *testing.T) {
 		in, want string
 	}{
 		{SuggestModel, "lama-2-7b", "llama-2-7b"}, {SuggestModel, "mistrall-7b", "mistral-7b"},
-		{SuggestModel, "qwen2.5-15b", "qwen2.5-14b"}, {SuggestModel, "completely-unrelated-thing", ""},
+		{SuggestModel, "qwen2.5-15b", ""}, {SuggestModel, "qwen-2.5-14b", "qwen2.5-14b"}, {SuggestModel, "completely-unrelated-thing", ""},
 		{SuggestModel, "", ""},
 	}
 	for _, tt := range tests {
@@ -329,9 +329,9 @@ func TestLookupVariantsOfCurrentModels(t *testing.T) {
 func TestSuggestModelRespectsGenerationAndSize(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"gemma-3-27b", ""}, {"phi-4-reasoning", ""}, {"phi-5", ""}, {"qwen4-8b", ""}, {"llama-5-70b", ""},
-		{"lama-3.3-70b", "llama-3.3-70b"}, {"qwen3-9b", "qwen3-8b"}, {"qwen2.5-15b", "qwen2.5-14b"},
-		{"gemma-2-28b", "gemma-2-27b"}, {"deepsek-v3", "deepseek-v3"}, {"gpt-os-20b", "gpt-oss-20b"},
-		{"mistral-7b-v5", ""}, {"Qwen/Qwen3-9B", "qwen3-8b"},
+		{"lama-3.3-70b", "llama-3.3-70b"}, {"qwen3-9b", ""}, {"qwen2.5-15b", ""}, {"qwen2.5-14b", "qwen2.5-14b"},
+		{"gemma-2-28b", ""}, {"gema-2-27b", "gemma-2-27b"}, {"deepsek-v3", "deepseek-v3"}, {"gpt-os-20b", "gpt-oss-20b"},
+		{"mistral-7b-v5", ""}, {"Qwen/Qwen3-9B", ""}, {"qwen-3-8b", "qwen3-8b"},
 	}
 	for _, tt := range tests {
 		if got := SuggestModel(tt.in); got != tt.want {

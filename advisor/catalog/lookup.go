@@ -79,9 +79,9 @@ const maxSuggestInput = 64
 
 // SuggestModel returns the catalog alias a mistyped model name most likely
 // means, or "" when nothing in the catalog is a real match: the letters may
-// be misspelt, but the generation and version numbers must be the same and
-// the size close (modelNameMatches), so "gemma-3-27b" is never offered
-// "gemma-2b" and "phi-4" never "phi-2".
+// be misspelt, but the generation and version numbers and the size must be
+// the same (modelNameMatches), so "gemma-3-27b" is never offered
+// "gemma-2b", "phi-4" never "phi-2" and "qwen3-9b" never "qwen3-8b".
 func SuggestModel(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {

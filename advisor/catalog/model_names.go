@@ -154,13 +154,15 @@ func partSize(p string) float64 {
 	return v * mult * times
 }
 
-// maxSizeRatio is how far apart two sizes may be for a suggestion: 14B for
-// 15B, not 2B for 27B.
-const maxSizeRatio = 1.25
+// maxSizeRatio is how far apart two sizes written in names may be for a
+// suggestion: the same size, to the rounding of names ("0.5b", "500m").
+// A different size is another model (issue 12: suggestions never jump
+// across sizes), so "qwen3-9b" is offered nothing rather than qwen3-8b.
+const maxSizeRatio = 1.02
 
 // modelNameMatches reports whether candidate could be what want meant:
 // letters within a third of their length in edit distance, the same
-// generation and version numbers, and a close size when both give one.
+// generation and version numbers, and the same size when both give one.
 func modelNameMatches(want, candidate modelName) bool {
 	if len(want.numbers) != len(candidate.numbers) {
 		return false
