@@ -3,8 +3,10 @@ package commands
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/oom"
 	"github.com/vrambot/vrambot/advisor/units"
@@ -46,17 +48,32 @@ func OOM(ctx context.Context, text string, offers OfferFinder) reply.Reply {
 	r := reply.Reply{
 		Kind:    "oom",
 		Title:   oneLine(oomTitle(rep), maxOOMTitleRunes),
+		Verdict: &reply.Verdict{Band: reply.BandNo},
+		Bar:     oomBar(rep),
 		Summary: oomSummary(d),
-		Fields:  oomFields(rep),
 	}
+	if rep.Extra["non_fatal"] == true {
+		r.Verdict.Band = reply.BandTight
+	}
+	// The lead: the first fixes, each with its snippet under it.
+	var fixes []fix.Fix
+	for _, st := range d.Stages {
+		fixes = append(fixes, st.Fixes...)
+	}
+	shown := min(len(fixes), leadFixes)
+	for i, f := range fixes[:shown] {
+		r.Sections = append(r.Sections, leadFixSection(i+1, f, nil))
+	}
+	details := &reply.Reply{Kind: "oom", Title: detailsTitle(r.Title), Fields: oomFields(rep)}
 	if len(d.Causes) > 0 {
-		r.Sections = append(r.Sections, causesSection(d.Causes))
+		details.Sections = append(details.Sections, causesSection(d.Causes))
 	}
 	if d.Sizing != nil {
-		r.Sections = append(r.Sections, sizingSection(d.Sizing))
+		details.Sections = append(details.Sections, sizingSection(d.Sizing))
 	}
+	n := 0
 	for _, st := range d.Stages {
-		r.Sections = append(r.Sections, stageSection(st))
+		details.Sections = append(details.Sections, stageSection(st, &n, shown))
 	}
 	var provenance []string
 	if d.NeedBytes > 0 && offers != nil {
@@ -64,12 +81,97 @@ func OOM(ctx context.Context, text string, offers OfferFinder) reply.Reply {
 		provenance = prov
 		if len(found) > 0 {
 			res.Offers = found
-			r.Sections = append(r.Sections, offerTable(fmt.Sprintf("GPUs with more than %s", oom.GiB(d.NeedBytes)), found[:min(len(found), maxOOMOffers)]))
+			title := fmt.Sprintf("GPUs with more than %s", oom.GiB(d.NeedBytes))
+			r.Sections = append(r.Sections, leadOffersSection(title, found, func(_ int, o pricing.Offer) string { return offerShortLine(o) }))
+			details.Sections = append(details.Sections, offerTable(title, found[:min(len(found), maxOOMOffers)]))
 		}
 	}
-	r.Context = append(oomContext(rep, d), provenance...)
+	notes := oomContext(rep, d)
+	r.Context = append(notes[:min(len(notes), leadNotes)], provenance...)
+	details.Context = append(notes, provenance...)
+	r.Details = details
+	if q := estimateQuery(rep, d); q != "" {
+		r.Actions = []reply.Action{{ID: reply.ActionEstimate, Text: "Estimate this workload", Value: q}}
+	}
 	r.Result = res
 	return r
+}
+
+// oomBar pictures the device when the paste gives its capacity: what the
+// process holds (its reserved but unused share apart), other processes,
+// then the request that failed, running past the card when it did not fit.
+func oomBar(r oom.Report) *reply.Bar {
+	if r.TotalCapacityBytes == nil || *r.TotalCapacityBytes <= 0 {
+		return nil
+	}
+	val := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	unused := val(r.ReservedUnallocatedBytes)
+	held := val(r.ProcessInUseBytes) - unused
+	if r.ProcessInUseBytes == nil {
+		held = val(r.AllocatedByFrameworkBytes)
+		if r.ReservedByFrameworkBytes != nil {
+			unused = max(0, val(r.ReservedByFrameworkBytes)-held)
+		}
+	}
+	var others int64
+	for _, p := range r.OtherProcesses {
+		others += p.Bytes
+	}
+	if held <= 0 && others <= 0 {
+		return nil
+	}
+	bar := &reply.Bar{CapacityBytes: *r.TotalCapacityBytes, Capacity: oom.GiB(*r.TotalCapacityBytes)}
+	for _, p := range []struct {
+		mark, label string
+		n           int64
+	}{
+		{"P", "this process", held}, {"U", "reserved, unused", unused}, {"X", "other processes", others},
+		{"!", "the request that failed", val(r.TriedToAllocateBytes)},
+	} {
+		if p.n > 0 {
+			bar.Parts = append(bar.Parts, reply.BarPart{Mark: p.mark, Label: p.label, Value: oom.GiB(p.n), Bytes: p.n})
+		}
+	}
+	return bar
+}
+
+// estimateQuery is the /vram query of the workload a paste names (the
+// "Estimate this workload" button), or "" when it names no model.
+func estimateQuery(r oom.Report, d oom.Diagnosis) string {
+	var c canonQuery
+	if s := d.Sizing; s != nil {
+		w := s.Workload
+		c.model, c.method = w.ModelName, string(w.Method)
+		if g, ok := catalog.LookupGPU(s.GPU); ok && len(g.Aliases) > 0 {
+			c.gpu = g.Aliases[0]
+		} else if s.UsableBytes > 0 {
+			c.gpu = strings.ReplaceAll(strings.ToLower(budgetGiB(s.UsableBytes)), " gib", "gb")
+		}
+		if w.GPUs > 1 {
+			c.count = w.GPUs
+		}
+		c.kv = []setting{{"bs", strconv.Itoa(max(1, w.Batch))}, {"seq", strconv.Itoa(max(1, w.SeqLen))}}
+	} else if r.ModelHint != nil {
+		c.model = *r.ModelHint
+		if r.GPUHint != nil {
+			if g, ok := catalog.LookupGPU(*r.GPUHint); ok && len(g.Aliases) > 0 {
+				c.gpu = g.Aliases[0]
+			}
+		}
+	}
+	text := c.String()
+	if c.model == "" || len(text) > maxQueryBytes {
+		return ""
+	}
+	if _, err := parseTokens(tokenizeQuery(text), nil); err != nil {
+		return ""
+	}
+	return text
 }
 
 // oomTitle is "CUDA OOM in backward on cuda:0 — tried 2.00 GiB of 79.15 GiB".
@@ -206,9 +308,12 @@ func causesSection(cs []oom.Cause) reply.Section {
 	return s
 }
 
-func stageSection(st fix.Stage) reply.Section {
+// stageSection lists a stage's fixes; n counts the fixes before it, and
+// the snippets of the first shown are in the lead, so not repeated here.
+func stageSection(st fix.Stage, n *int, shown int) reply.Section {
 	s := reply.Section{Title: fmt.Sprintf("Stage %d: %s", st.Stage, st.Title)}
 	for i, f := range st.Fixes {
+		*n++
 		item := fmt.Sprintf("%d) %s", i+1, f.Heading())
 		if f.SavesBytes != nil && f.TotalAfterBytes != nil {
 			item += fmt.Sprintf(" — saves %s → %s per GPU", units.FormatGiB(*f.SavesBytes), units.FormatGiB(*f.TotalAfterBytes))
@@ -216,8 +321,11 @@ func stageSection(st fix.Stage) reply.Section {
 		if f.Cost != "" {
 			item += " — cost: " + f.Cost
 		}
+		if *n <= shown && f.Snippet != "" {
+			item += fmt.Sprintf(" — snippet: fix %d of the answer", *n)
+		}
 		s.Items = append(s.Items, item)
-		if f.Snippet != "" {
+		if f.Snippet != "" && *n > shown {
 			s.Code = append(s.Code, reply.Code{Lang: f.SnippetLang, Text: snippetHeader(f.SnippetLang, i+1) + f.Snippet})
 		}
 	}

@@ -116,6 +116,10 @@ func (c canonQuery) with(key, value string) canonQuery {
 	case "method":
 		out.method = value
 		return out
+	case "gpu":
+		out.gpu, out.count = value, 0
+		out.kv = slices.DeleteFunc(out.kv, func(s setting) bool { return s.key == "gpus" })
+		return out
 	case "gpus":
 		if n, err := strconv.Atoi(value); err == nil && out.gpu != "" {
 			out.count = n

@@ -169,14 +169,18 @@ func TestServingUsers(t *testing.T) {
 	if !ok || want.TP != small.TP || want.KVCacheDtype != small.KVCacheDtype || want.Weights != small.Weights {
 		t.Errorf("serving.Size %+v, reply %+v", want, small)
 	}
-	text := strings.Join(r.Sections[0].Items, "\n")
+	// The log lines and every assumption are in the details (the thread).
+	text := strings.Join(r.Details.Sections[0].Items, "\n")
 	for _, line := range []string{"Model loading took", "Available KV cache memory", "GPU KV cache size", "Maximum concurrency for 8,192 tokens per request"} {
 		if !strings.Contains(text, line) {
 			t.Errorf("the reply does not name the log line %q:\n%s", line, text)
 		}
 	}
-	if !hasText(r.Context, "engine not given: users= is a serving setting, so assuming vLLM") {
-		t.Errorf("context %q", r.Context)
+	if !hasText(r.Details.Context, "engine not given: users= is a serving setting, so assuming vLLM") {
+		t.Errorf("context %q", r.Details.Context)
+	}
+	if !hasText(r.Context, "engine=vllm") {
+		t.Errorf("the lead's context does not say the engine was assumed: %q", r.Context)
 	}
 }
 

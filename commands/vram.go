@@ -154,18 +154,64 @@ func vram(ctx context.Context, query string, preset *models.Resolution, deps VRA
 		provenance = []string{"prices: no price source configured"}
 	}
 
+	return vramReply(query, q, w, res, p, est, provenance), nil
+}
+
+// vramReply lays out a planned answer: the lead (verdict, bar, the first
+// fixes with their snippets and buttons, the scale-out, the best offers,
+// the assumptions in a line) and the details (the whole breakdown, every
+// stage and offer, every assumption).
+func vramReply(query string, q Query, w memory.Workload, res VRAMResult, p plan.Result, est memory.Breakdown, provenance []string) reply.Reply {
 	r := reply.Reply{
 		Kind:      "vram",
 		Title:     vramTitle(w, q.GPU),
+		Verdict:   &reply.Verdict{Band: vramBand(res.Fit), Text: vramShortVerdict(res.Fit, est.TotalBytes, q.GPU)},
+		Bar:       vramBar(est, q.GPU),
 		Summary:   vramSummary(res, p),
-		Fields:    vramBreakdown(est),
-		Sections:  vramSections(res, p, w),
-		Context:   vramContext(w, provenance),
+		Context:   leadContext(query, q, w, assumptionNotes(w.Assumptions), provenance),
 		Ephemeral: true,
 		Actions:   []reply.Action{{ID: ShareActionID, Text: "Share in channel", Value: strings.TrimSpace(query)}},
 		Result:    res,
 	}
-	return r, nil
+	var fixes []fix.Fix
+	for _, st := range p.Stages {
+		fixes = append(fixes, st.Fixes...)
+	}
+	shown := min(len(fixes), leadFixes)
+	for i, f := range fixes[:shown] {
+		r.Sections = append(r.Sections, leadFixSection(i+1, f, applyAction(i+1, q, fixChange(f, p.Final))))
+	}
+	if so := p.ScaleOut; so != nil && (p.ChangedMethod || !p.Fits) {
+		r.Sections = append(r.Sections, scaleOutLead(so, w, q, shown+1))
+	}
+	r.Sections = append(r.Sections, leadOffersSection("Best prices for the plan", res.Offers, func(_ int, o pricing.Offer) string { return offerShortLine(o) }))
+	r.Details = &reply.Reply{
+		Kind:     "vram",
+		Title:    detailsTitle(r.Title),
+		Fields:   vramBreakdown(est),
+		Sections: vramSections(res, p, w, shown),
+		Context:  vramContext(w, provenance),
+	}
+	return r
+}
+
+// scaleOutLead is the multi-GPU alternative in the lead: its memory per
+// GPU and a button that shows it.
+func scaleOutLead(so *plan.ScaleOut, w memory.Workload, q Query, n int) reply.Section {
+	s := vramScaleOutSection(so, w)
+	s.Code = nil // in the details
+	s.Items = nil
+	var c change
+	for _, k := range []string{"gpus", "zero", "offload", "tp", "pp", "gc", "bs"} {
+		if v := settingOf(so.Workload, k); v != settingOf(w, k) {
+			c = append(c, setting{k, v})
+		}
+	}
+	if a := applyAction(n, q, c); a != nil {
+		a.Text = fmt.Sprintf("Show %d GPUs", so.GPUs)
+		s.Action = a
+	}
+	return s
 }
 
 // vramServing answers a query for a serving engine: the verdict leads with
@@ -204,22 +250,46 @@ func vramServing(ctx context.Context, query string, q Query, w memory.Workload, 
 	if len(a.changes) > 0 {
 		summary += "\nCheapest change: " + a.changes[0].Heading() + "."
 	}
-	context := append(append([]string{}, w.Assumptions...), r.Assumptions...)
-	if a.speed.Basis != "" {
-		context = append(context, "throughput: "+a.speed.Basis)
-	}
-	context = append(context, a.prov...)
-	return reply.Reply{
+	assumptions := append(append([]string{}, w.Assumptions...), r.Assumptions...)
+	title := fmt.Sprintf("%s · inference · %s · %s", w.ModelName, a.engine.Label(), vramGPULabel(q.GPU, max(1, w.GPUs)))
+	lead := reply.Reply{
 		Kind:      "vram",
-		Title:     fmt.Sprintf("%s · inference · %s · %s", w.ModelName, a.engine.Label(), vramGPULabel(q.GPU, max(1, w.GPUs))),
+		Title:     title,
+		Verdict:   &reply.Verdict{Band: vramBand(fit), Text: a.shortVerdict()},
+		Bar:       a.bar(),
 		Summary:   summary,
-		Fields:    a.fields(),
-		Sections:  a.sections(w),
-		Context:   context,
+		Context:   leadContext(query, q, w, assumptionNotes(w.Assumptions), a.prov),
 		Ephemeral: true,
 		Actions:   []reply.Action{{ID: ShareActionID, Text: "Share in channel", Value: strings.TrimSpace(query)}},
 		Result:    res,
 	}
+	for i, c := range a.changes[:min(len(a.changes), leadFixes)] {
+		lead.Sections = append(lead.Sections, leadFixSection(i+1, c.Fix, applyAction(i+1, q, a.change(c))))
+	}
+	if a.load > 0 {
+		users := a.usersSection()
+		users.Items = nil // every GPU's sizing is in the details
+		lead.Sections = append(lead.Sections, users)
+	}
+	lead.Sections = append(lead.Sections, leadOffersSection("Best prices to serve it", a.offers, func(i int, o pricing.Offer) string {
+		line := offerShortLine(o)
+		if i < len(a.costs) && a.costs[i].CostPerMillionTokensUSD != nil {
+			line += " · " + vramUSD(*a.costs[i].CostPerMillionTokensUSD) + " per million tokens"
+		}
+		return line
+	}))
+	context := assumptions
+	if a.speed.Basis != "" {
+		context = append(context, "throughput: "+a.speed.Basis)
+	}
+	lead.Details = &reply.Reply{
+		Kind:     "vram",
+		Title:    detailsTitle(title),
+		Fields:   a.fields(),
+		Sections: a.sections(w),
+		Context:  append(context, a.prov...),
+	}
+	return lead
 }
 
 // vramRequirement is what the plan's final workload needs from a GPU offer.
@@ -343,8 +413,12 @@ func vramBreakdown(b memory.Breakdown) []reply.Field {
 	return out
 }
 
-func vramSections(res VRAMResult, p plan.Result, w memory.Workload) []reply.Section {
+// vramSections are the details' plan: every stage and fix (the snippets
+// of the first shown in the lead are not repeated), the scale-out and
+// every offer.
+func vramSections(res VRAMResult, p plan.Result, w memory.Workload, shown int) []reply.Section {
 	var out []reply.Section
+	n := 0
 	for _, st := range p.Stages {
 		last := st.Fixes[len(st.Fixes)-1]
 		head := reply.Section{Title: fmt.Sprintf("Stage %d · %s", st.Stage, st.Title)}
@@ -353,7 +427,13 @@ func vramSections(res VRAMResult, p plan.Result, w memory.Workload) []reply.Sect
 		}
 		out = append(out, head)
 		for _, f := range st.Fixes {
-			out = append(out, vramFixSection(f))
+			n++
+			s := vramFixSection(f)
+			if n <= shown && len(s.Code) > 0 {
+				s.Code = nil
+				s.Text = strings.TrimSpace(s.Text + fmt.Sprintf(" Snippet: fix %d of the answer.", n))
+			}
+			out = append(out, s)
 		}
 	}
 	if so := p.ScaleOut; so != nil && p.ChangedMethod {

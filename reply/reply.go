@@ -91,3 +91,22 @@ type Action struct {
 	Text  string `json:"text"`
 	Value string `json:"value"`
 }
+
+// Action IDs the bot routes on: the commands that build a reply and the
+// bot that answers its buttons agree on them here.
+const (
+	// ActionShare re-runs the /vram query in Value and posts it publicly.
+	ActionShare = "share"
+	// ActionApplyPrefix starts the IDs of the buttons that re-run a /vram
+	// query with a fix applied ("apply-1"); Value is the query.
+	ActionApplyPrefix = "apply-"
+	// ActionEstimate runs the /vram query in Value (an OOM reply's
+	// "Estimate this workload").
+	ActionEstimate = "estimate"
+	// ActionDetails shows a reply's Details.
+	ActionDetails = "details"
+	// ActionFeedbackUp and ActionFeedbackDown record 👍 and 👎; Value is
+	// the reply's Kind.
+	ActionFeedbackUp   = "feedback-up"
+	ActionFeedbackDown = "feedback-down"
+)
