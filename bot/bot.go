@@ -183,6 +183,24 @@ type Deps struct {
 	// Configs, when set, answers mentions that attach a config.json
 	// (configfile.go); without it such a mention is an ordinary one.
 	Configs ConfigVRAM
+	// Lookups, when set, says which /vram queries must ask the Hub first:
+	// those are acked at once and answered through response_url.
+	Lookups HubLookups
+	// Models, when set, feeds the /vram form's model typeahead.
+	Models ModelOptions
+	// LastDigest and OOMs, when set, fill the App Home tab.
+	LastDigest LastDigest
+	OOMs       OOMCounter
+	// RecordFeedback, when set, keeps every 👍/👎 (they are counted in
+	// /metrics either way).
+	RecordFeedback FeedbackRecorder
+}
+
+// HubLookups says whether a /vram query names a model that must be looked
+// up on the Hugging Face Hub (in neither the catalog nor the cache), and
+// which: a cheap check that never calls the Hub.
+type HubLookups interface {
+	HubLookup(ctx context.Context, query string) (ref string, needed bool)
 }
 
 // Server is the Slack app.

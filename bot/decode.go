@@ -41,6 +41,10 @@ type innerEvent struct {
 	TS       string      `json:"ts"`
 	ThreadTS string      `json:"thread_ts"`
 	Files    []slackFile `json:"files"`
+	// ChannelType is "im" for a direct message to the bot; Tab is the App
+	// Home tab an app_home_opened event opened ("home", "messages").
+	ChannelType string `json:"channel_type"`
+	Tab         string `json:"tab"`
 }
 
 // slackFile is the part of a file object needed to fetch a pasted snippet.
@@ -99,6 +103,7 @@ type slashCommand struct {
 	UserID      string `json:"user_id"`
 	ChannelID   string `json:"channel_id"`
 	ResponseURL string `json:"response_url"`
+	TriggerID   string `json:"trigger_id"`
 }
 
 // maxQueryRunes bounds the text of a command; Slack itself caps a message
@@ -117,6 +122,7 @@ func decodeSlashCommand(body []byte) (slashCommand, error) {
 		UserID:      form.Get("user_id"),
 		ChannelID:   form.Get("channel_id"),
 		ResponseURL: form.Get("response_url"),
+		TriggerID:   form.Get("trigger_id"),
 	}
 	return cmd, cmd.validate()
 }
@@ -137,9 +143,16 @@ func (c slashCommand) validate() error {
 	return nil
 }
 
-// interaction is a block_actions payload (a button press).
+// interaction is an interactivity payload: block_actions (a button),
+// view_submission (a form), block_suggestion (a typeahead asking for
+// options) or message_action (a message shortcut). Only the fields the bot
+// uses are read.
 type interaction struct {
 	Type        string `json:"type"`
+	CallbackID  string `json:"callback_id"`
+	TriggerID   string `json:"trigger_id"`
+	ActionTS    string `json:"action_ts"`
+	MessageTS   string `json:"message_ts"`
 	ResponseURL string `json:"response_url"`
 	User        struct {
 		ID string `json:"id"`
@@ -148,13 +161,79 @@ type interaction struct {
 		ID string `json:"id"`
 	} `json:"channel"`
 	Container struct {
-		ChannelID string `json:"channel_id"`
+		Type        string `json:"type"`
+		ChannelID   string `json:"channel_id"`
+		MessageTS   string `json:"message_ts"`
+		ThreadTS    string `json:"thread_ts"`
+		IsEphemeral bool   `json:"is_ephemeral"`
 	} `json:"container"`
+	// Message is the message a shortcut or a button is on.
+	Message struct {
+		User     string      `json:"user"`
+		BotID    string      `json:"bot_id"`
+		Text     string      `json:"text"`
+		TS       string      `json:"ts"`
+		ThreadTS string      `json:"thread_ts"`
+		Files    []slackFile `json:"files"`
+	} `json:"message"`
 	Actions []struct {
 		ActionID string `json:"action_id"`
 		Value    string `json:"value"`
 		ActionTS string `json:"action_ts"`
 	} `json:"actions"`
+	// ActionID and Value are a block_suggestion's element and typed text.
+	ActionID string `json:"action_id"`
+	Value    string `json:"value"`
+	View     struct {
+		ID              string `json:"id"`
+		Hash            string `json:"hash"`
+		CallbackID      string `json:"callback_id"`
+		PrivateMetadata string `json:"private_metadata"`
+		State           struct {
+			Values map[string]map[string]stateValue `json:"values"`
+		} `json:"state"`
+	} `json:"view"`
+}
+
+// stateValue is one input of a submitted form, whichever its element.
+type stateValue struct {
+	Type           string `json:"type"`
+	Value          string `json:"value"`
+	SelectedOption *struct {
+		Value string `json:"value"`
+	} `json:"selected_option"`
+}
+
+// text is what the input holds: its value or the chosen option's.
+func (v stateValue) text() string {
+	if v.SelectedOption != nil {
+		return v.SelectedOption.Value
+	}
+	return v.Value
+}
+
+// formValue is the value of the input with the given block or action id
+// in a submitted view ("" when absent).
+func (in interaction) formValue(id string) string {
+	if b, ok := in.View.State.Values[id]; ok {
+		for _, v := range b {
+			return strings.TrimSpace(v.text())
+		}
+	}
+	for _, b := range in.View.State.Values {
+		if v, ok := b[id]; ok {
+			return strings.TrimSpace(v.text())
+		}
+	}
+	return ""
+}
+
+// channelID is the channel the interaction happened in.
+func (in interaction) channelID() string {
+	if in.Channel.ID != "" {
+		return in.Channel.ID
+	}
+	return in.Container.ChannelID
 }
 
 // decodeInteraction parses a form-encoded interactivity body (payload=JSON).

@@ -30,10 +30,13 @@ import (
 //     about a minute is answered. The answered marker is written after the
 //     reply is posted; a renewal that lands late only revives the lease,
 //     never hides the marker, which is read first.
-//   - button clicks by action_ts + user + action_id, and slash commands by
-//     a hash of the signed request (timestamp and body): set-if-absent with
-//     DedupeTTL. Slack does not retry these, so only replays and double
-//     deliveries are stopped.
+//   - button clicks by action_ts + user + action_id, shortcuts by action_ts
+//     + trigger_id + user, submitted forms by view id + hash + user, and
+//     slash commands by a hash of the signed request (timestamp and body):
+//     set-if-absent with DedupeTTL. Slack does not retry these, so only
+//     replays and double deliveries are stopped. A vote counts once per
+//     person and message, and a message gets one diagnosis however many
+//     people run the shortcut on it.
 const (
 	claimInProgress = "in-progress"
 	claimAnswered   = "answered"
@@ -43,8 +46,11 @@ const (
 const (
 	eventKeyPrefix   = "event:"
 	leaseSuffix      = ":claim"
-	actionKeyPrefix  = "dedupe:action:"
-	commandKeyPrefix = "dedupe:command:"
+	actionKeyPrefix    = "dedupe:action:"
+	commandKeyPrefix   = "dedupe:command:"
+	viewKeyPrefix      = "dedupe:view:"      // a submitted form: user, view id, hash
+	feedbackKeyPrefix  = "dedupe:feedback:"  // one vote per person and message
+	diagnosedKeyPrefix = "dedupe:diagnosed:" // a message answered with a diagnosis
 )
 
 // dedupeTimeout bounds the store calls made before acking a request.

@@ -70,7 +70,6 @@ func TestSlashCommand(t *testing.T) {
 	}{
 		{"query", "7b lora a100", "fits", true},
 		{"help", "help", "vrambot", false},
-		{"empty", "", "vrambot", false},
 		{"bad query", "bogus model", "did you mean", false},
 		{"too long", strings.Repeat("7b ", 400), "a few words", false},
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/internal/redact"
+	"github.com/vrambot/vrambot/internal/safetext"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -56,8 +57,28 @@ type commandResponse struct {
 	ReplaceOriginal bool          `json:"replace_original,omitempty"`
 }
 
-func responseFor(r reply.Reply) commandResponse {
-	out := render(r)
+// responseFor renders r for a response_url answer (or a slash command's
+// own answer). Its details are kept in the store behind the Details
+// button, since an ephemeral message has no thread.
+// detailsKeyFor keeps the details of a reply posted in a thread behind
+// its Details button (a thread answer stays one message; one that starts
+// a thread gets its details there). "" means: post them.
+func (s *Server) detailsKeyFor(ctx context.Context, thread string, r reply.Reply) string {
+	if thread == "" || r.Details == nil {
+		return ""
+	}
+	return s.keepDetails(ctx, *r.Details)
+}
+
+// empty reports a response with nothing to show (a form was opened).
+func (c commandResponse) empty() bool { return c.Text == "" && len(c.Blocks) == 0 }
+
+func (s *Server) responseFor(ctx context.Context, r reply.Reply) commandResponse {
+	opts := renderOptions{surface: surfaceResponse}
+	if r.Details != nil {
+		opts.detailsKey = s.keepDetails(ctx, *r.Details)
+	}
+	out := render(r, opts)
 	rt := slack.ResponseTypeInChannel
 	if r.Ephemeral {
 		rt = slack.ResponseTypeEphemeral
@@ -66,16 +87,20 @@ func responseFor(r reply.Reply) commandResponse {
 }
 
 // slash answers a slash command. key is its dedupe key ("" skips dedupe).
-// It computes with the inline budget; when that runs out it returns a short
-// "working" ack and the answer follows through response_url.
+// With no text it opens the command's form (views.open with the trigger
+// id, which Slack honours for 3 s); /oom with text diagnoses the paste. A
+// /vram query computes with the inline budget; when that runs out, or at
+// once when its model must be looked up on the Hub, it returns a short
+// ack and the answer follows through response_url.
 func (s *Server) slash(ctx context.Context, cmd slashCommand, key string) (commandResponse, string) {
 	s.log.Debug("slash command", "command", cmd.Command, "channel", cmd.ChannelID, "user", cmd.UserID)
 	query := strings.TrimSpace(cmd.Text)
-	if query == "" || strings.EqualFold(query, "help") {
-		return responseFor(usageReply(cmd.Command)), outcomeInline
+	oomCommand := isOOMCommand(cmd.Command)
+	if strings.EqualFold(query, "help") {
+		return s.responseFor(ctx, usageReply(cmd.Command)), outcomeInline
 	}
-	if runeLen(query) > maxQueryRunes {
-		return responseFor(errorReply(fmt.Sprintf("That query is %d characters long; a /vram query is a few words (at most %d characters).", runeLen(query), maxQueryRunes))), outcomeInline
+	if !oomCommand && runeLen(query) > maxQueryRunes {
+		return s.responseFor(ctx, errorReply(fmt.Sprintf("That query is %d characters long; a /vram query is a few words (at most %d characters).", runeLen(query), maxQueryRunes))), outcomeInline
 	}
 	if key != "" {
 		switch err := s.claimOnce(ctx, key); {
@@ -88,45 +113,97 @@ func (s *Server) slash(ctx context.Context, cmd slashCommand, key string) (comma
 			s.log.Warn("slash command dedupe failed; answering anyway", "err", err)
 		}
 	}
+	switch {
+	case query == "":
+		return s.openForm(ctx, cmd, oomCommand)
+	case oomCommand:
+		return s.slashOOM(ctx, cmd, query)
+	}
+	if s.deps.Lookups != nil {
+		if ref, needed := s.deps.Lookups.HubLookup(ctx, query); needed {
+			return s.slashDeferred(cmd, query, "Looking up "+safetext.OneLine(ref, 100)+" on the Hugging Face Hub…")
+		}
+	}
 	h := &handoff{waiting: true, ch: make(chan reply.Reply, 1)}
 	started := s.goWork(workItem{kind: kindCommand, channel: cmd.ChannelID}, func(ctx context.Context) {
-		r := reply.Reply{}
-		if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramReply(cctx, query, true) }); err != nil && r.Kind == "" {
-			s.log.Warn("slash command not computed in time", "err", err)
-			r = errorReply(tooSlowText)
-		}
+		r := s.slashAnswer(ctx, query)
 		if h.give(r) {
 			return
 		}
-		resp := responseFor(r)
+		resp := s.responseFor(ctx, r)
 		resp.ReplaceOriginal = true // replaces the "working on it" ack
 		s.respond(ctx, kindCommand, cmd.ResponseURL, resp)
 	})
 	if !started {
-		return responseFor(errorReply(restartingText)), outcomeUnavailable
+		return s.responseFor(ctx, errorReply(restartingText)), outcomeUnavailable
 	}
 	timer := time.NewTimer(s.cfg.InlineBudget)
 	defer timer.Stop()
 	select {
 	case r := <-h.ch:
-		return responseFor(r), outcomeInline
+		return s.responseFor(ctx, r), outcomeInline
 	case <-timer.C:
 		if r, ok := h.abandon(); ok {
-			return responseFor(r), outcomeInline
+			return s.responseFor(ctx, r), outcomeInline
 		}
-		return commandResponse{ResponseType: slack.ResponseTypeEphemeral, Text: "Working on it…"}, outcomeDeferred
+		return commandResponse{ResponseType: slack.ResponseTypeEphemeral, Text: workingText}, outcomeDeferred
 	}
 }
 
-// handoff passes a result from a worker to a waiter that may give up.
-type handoff struct {
-	mu      sync.Mutex
-	waiting bool
-	ch      chan reply.Reply
+// workingText acks a command whose answer follows through response_url.
+const workingText = "Working on it…"
+
+// slashAnswer computes a /vram query's private answer under the work bounds.
+func (s *Server) slashAnswer(ctx context.Context, query string) reply.Reply {
+	r := reply.Reply{}
+	if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramReply(cctx, query, true) }); err != nil && r.Kind == "" {
+		s.log.Warn("slash command not computed in time", "err", err)
+		r = errorReply(tooSlowText)
+	}
+	return r
 }
 
+// slashDeferred acks with ack and always answers through response_url
+// (a Hub lookup may take seconds; a fast one is no reason to answer
+// inline, so the ack and the answer come the same way every time).
+func (s *Server) slashDeferred(cmd slashCommand, query, ack string) (commandResponse, string) {
+	if !s.goWork(workItem{kind: kindCommand, channel: cmd.ChannelID}, func(ctx context.Context) {
+		resp := s.responseFor(ctx, s.slashAnswer(ctx, query))
+		resp.ReplaceOriginal = true
+		s.respond(ctx, kindCommand, cmd.ResponseURL, resp)
+	}) {
+		return s.responseFor(context.Background(), errorReply(restartingText)), outcomeUnavailable
+	}
+	return commandResponse{ResponseType: slack.ResponseTypeEphemeral, Text: ack}, outcomeDeferred
+}
+
+// slashOOM diagnoses a paste given as /oom's text, privately.
+func (s *Server) slashOOM(ctx context.Context, cmd slashCommand, text string) (commandResponse, string) {
+	var r reply.Reply
+	detected := false
+	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, detected = s.deps.Commands.OOM(cctx, text) }); err != nil {
+		return s.responseFor(ctx, errorReply(tooSlowText)), outcomeInline
+	}
+	if !detected {
+		return s.responseFor(ctx, notOOMReply()), outcomeInline
+	}
+	s.metrics.oom(oomFormat(r.Result))
+	r.Ephemeral = true
+	return s.responseFor(ctx, r), outcomeInline
+}
+
+// handoffOf passes a result from a worker to a waiter that may give up.
+type handoffOf[T any] struct {
+	mu      sync.Mutex
+	waiting bool
+	ch      chan T
+}
+
+// handoff passes a reply.
+type handoff = handoffOf[reply.Reply]
+
 // give hands r to the waiter and reports whether it was still waiting.
-func (h *handoff) give(r reply.Reply) bool {
+func (h *handoffOf[T]) give(r T) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.waiting {
@@ -137,7 +214,7 @@ func (h *handoff) give(r reply.Reply) bool {
 }
 
 // abandon stops waiting; it returns a result that arrived meanwhile.
-func (h *handoff) abandon() (reply.Reply, bool) {
+func (h *handoffOf[T]) abandon() (T, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.waiting = false
@@ -145,7 +222,8 @@ func (h *handoff) abandon() (reply.Reply, bool) {
 	case r := <-h.ch:
 		return r, true
 	default:
-		return reply.Reply{}, false
+		var zero T
+		return zero, false
 	}
 }
 
@@ -172,7 +250,7 @@ func (s *Server) vramOutcome(query string, share bool, r reply.Reply, err error)
 	// Exactly one share button on private answers, none on public ones.
 	r.Actions = slices.DeleteFunc(slices.Clone(r.Actions), func(a reply.Action) bool { return a.ID == shareActionID })
 	if share && runeLen(query) <= maxButtonValue {
-		r.Actions = append(r.Actions, reply.Action{ID: shareActionID, Text: "Share in channel", Value: query})
+		r.Actions = append([]reply.Action{{ID: shareActionID, Text: "Share in channel", Value: query}}, r.Actions...)
 	}
 	return r
 }
@@ -240,11 +318,15 @@ func (s *Server) acceptEvent(ctx context.Context, env eventEnvelope) (string, er
 	return outcomeAccepted, nil
 }
 
-// Event types and message subtypes the bot acts on.
+// Event types, message subtypes, channel types and App Home tabs the bot
+// acts on.
 const (
-	eventMessage    = "message"
-	eventAppMention = "app_mention"
-	subtypeFile     = "file_share"
+	eventMessage       = "message"
+	eventAppMention    = "app_mention"
+	eventAppHomeOpened = "app_home_opened"
+	subtypeFile        = "file_share"
+	channelTypeIM      = "im"
+	tabHome            = "home"
 )
 
 // wanted is the cheap filter applied before dedupe: messages from people
@@ -252,6 +334,9 @@ const (
 // deletions and other subtypes are dropped; bot_id catches the bot's own
 // DM messages, which carry no bot_message subtype (bolt-js#580).
 func wanted(ev innerEvent) bool {
+	if ev.Type == eventAppHomeOpened {
+		return ev.BotID == "" && ev.User != "" && ev.Tab == tabHome
+	}
 	if ev.BotID != "" || ev.User == "" || ev.Channel == "" || ev.TS == "" {
 		return false
 	}
@@ -272,7 +357,13 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 		return
 	}
 	switch ev.Type {
+	case eventAppHomeOpened:
+		s.publishHome(ctx, ev.User)
 	case eventMessage:
+		if ev.ChannelType == channelTypeIM {
+			s.handleDM(ctx, ev)
+			return
+		}
 		if self != "" && mentions(ev.Text, self) {
 			return // the app_mention copy of this message gets the answer
 		}
@@ -354,13 +445,22 @@ func (s *Server) answerOOM(ctx context.Context, ev innerEvent, r reply.Reply) {
 		s.log.Info("reaction failed", "channel", ev.Channel, "err", redactErr(err))
 	}
 	cancel()
+	// The shortcut on this paste then points at this answer.
+	if err := s.claimOnce(ctx, diagnosedKey(ev.Channel, ev.TS)); err != nil && !errors.Is(err, errDuplicate) {
+		s.log.Info("paste not marked as answered", "err", err)
+	}
 	thread := threadOf(ev)
 	r.Ephemeral = false
 	s.post(ctx, kindEvent, ev.Channel, thread, r)
+	s.recordOOM(ctx, ev, thread, r)
+}
+
+// recordOOM hands an answered OOM to the digest's event log.
+func (s *Server) recordOOM(ctx context.Context, ev innerEvent, thread string, r reply.Reply) {
 	if s.deps.RecordOOM == nil {
 		return
 	}
-	rctx, cancel = context.WithTimeout(ctx, s.cfg.Retry.Deadline)
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.Retry.Deadline)
 	defer cancel()
 	seen := OOMSeen{Channel: ev.Channel, ThreadTS: thread, At: time.Now().UTC(), Result: r.Result}
 	if link, err := s.api.GetPermalinkContext(rctx, &slack.PermalinkParameters{Channel: ev.Channel, Ts: ev.TS}); err == nil {
@@ -411,7 +511,7 @@ func failureReason(err error) string {
 // the blocks, or was unreachable) a short plain-text notice is tried.
 func (s *Server) post(ctx context.Context, kind, channel, thread string, r reply.Reply) {
 	pctx, cancel := s.postContext(ctx)
-	_, err := s.poster.PostReply(pctx, channel, thread, r)
+	_, err := s.poster.postReply(pctx, channel, thread, r, s.detailsKeyFor(pctx, thread, r))
 	cancel()
 	if err == nil {
 		return
@@ -427,63 +527,6 @@ func (s *Server) post(ctx context.Context, kind, channel, thread string, r reply
 	if err := s.poster.postText(nctx, channel, thread, postFailedText); err != nil {
 		s.log.Error("posting failure notice failed", "channel", channel, "err", err)
 	}
-}
-
-// interact handles a button press. Only "Share in channel" exists: it re-runs
-// the query from the button value and posts the answer for everyone, once
-// per click (action_ts + user + action_id), across replicas and replays.
-func (s *Server) interact(ctx context.Context, in interaction) string {
-	if in.Type != "block_actions" {
-		return outcomeIgnored
-	}
-	for _, a := range in.Actions {
-		if a.ActionID != shareActionID || strings.TrimSpace(a.Value) == "" {
-			continue
-		}
-		query := truncateRunes(a.Value, maxQueryRunes)
-		channel := in.Channel.ID
-		if channel == "" {
-			channel = in.Container.ChannelID
-		}
-		err := s.claimOnce(ctx, actionKey(in.User.ID, a.ActionID, a.ActionTS))
-		if errors.Is(err, errDuplicate) {
-			return outcomeDuplicate
-		}
-		it := workItem{kind: kindInteraction, channel: channel, ref: a.ActionID}
-		if err != nil {
-			// Fail closed: a public post must not go out twice. The user
-			// hears why and can click again.
-			s.metrics.dedupeError(kindInteraction)
-			s.log.Warn("share dedupe failed; not sharing", "err", err)
-			s.goWork(it, func(ctx context.Context) {
-				s.respond(ctx, kindInteraction, in.ResponseURL, commandResponse{ResponseType: slack.ResponseTypeEphemeral, Text: shareUnsureText})
-			})
-			return outcomeUnavailable
-		}
-		if !s.goWork(it, func(ctx context.Context) { s.share(ctx, in, channel, query) }) {
-			return outcomeUnavailable
-		}
-		return outcomeAccepted
-	}
-	return outcomeIgnored
-}
-
-func (s *Server) share(ctx context.Context, in interaction, channel, query string) {
-	r := reply.Reply{}
-	if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramReply(cctx, query, false) }); err != nil && r.Kind == "" {
-		r = errorReply(tooSlowText)
-	}
-	if in.ResponseURL == "" {
-		s.post(ctx, kindInteraction, channel, "", r)
-		return
-	}
-	resp := responseFor(r)
-	if userIDRE.MatchString(in.User.ID) && len(resp.Blocks) < maxBlocks {
-		// Our own markup (a validated user id), so not escaped.
-		resp.Blocks = append(resp.Blocks, slack.NewContextBlock("",
-			slack.NewTextBlockObject(slack.MarkdownType, "Shared by <@"+in.User.ID+">", false, false)))
-	}
-	s.respond(ctx, kindInteraction, in.ResponseURL, resp)
 }
 
 // userIDRE matches a Slack user id; only such ids are put into a mention.
@@ -531,25 +574,44 @@ func oomFormat(result any) string {
 }
 
 func usageReply(command string) reply.Reply {
-	if command == "" {
+	if command == "" || isOOMCommand(command) {
 		command = "/vram"
 	}
 	return reply.Reply{
 		Kind:    "help",
 		Title:   "vrambot: GPU memory plans and OOM triage",
-		Summary: "Ask how much GPU memory a model needs, what to change until it fits, and which GPUs are cheapest.",
+		Summary: "Ask how much GPU memory a model needs, what to change until it fits, and which GPUs are cheapest — in the grammar or in plain words.",
 		Sections: []reply.Section{
 			{Title: "Examples", Items: []string{
 				"`" + command + " 7b lora a100`",
 				"`" + command + " llama-3-8b qlora bs=4 seq=4096 4090`",
-				"`" + command + " mistral-7b inference 24gb`",
+				"`" + command + " can I finetune llama 3 8b on a 4090?`",
+				"`" + command + "` alone opens a form",
 			}},
-			{Title: "Out-of-memory errors", Text: "Paste a CUDA out-of-memory traceback in a channel I am in (or mention me with it) and I answer in its thread."},
+			{Title: "Out-of-memory errors", Items: []string{
+				"Paste a CUDA out-of-memory traceback in a channel I am in and I answer in its thread.",
+				"On any message: ⋯ → *Diagnose OOM* answers in that message's thread.",
+				"`/oom` opens a box to paste into; `/oom <paste>` answers privately.",
+			}},
+			{Title: "Anywhere", Text: "Mention me in a thread (`@vrambot vram 7b lora a100`), or write to me directly in the Messages tab of my App Home."},
 		},
 		Context:   []string{"Tokens in any order: model, method (full, lora, qlora, freeze, inference), GPU or budget, and key=value options such as bs, seq, precision, optim, gc, zero, gpus."},
 		Ephemeral: true,
 	}
 }
+
+// notOOMReply answers a paste or message that holds no OOM.
+func notOOMReply() reply.Reply {
+	return reply.Reply{
+		Kind:      "help",
+		Title:     "No out-of-memory error found",
+		Summary:   "That text holds no out-of-memory message I know. Paste the whole error, from the traceback to the last line of the message.",
+		Ephemeral: true,
+	}
+}
+
+// isOOMCommand reports whether a slash command is /oom (any other is /vram).
+func isOOMCommand(command string) bool { return strings.EqualFold(command, "/oom") }
 
 func mentionHelpReply() reply.Reply {
 	return reply.Reply{

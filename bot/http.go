@@ -260,7 +260,7 @@ func (s *Server) serveCommand(w http.ResponseWriter, r *http.Request, req signed
 		return outcomeBadRequest
 	}
 	msg, outcome := s.slash(r.Context(), cmd, commandKey([]byte(req.timestamp), req.body))
-	if outcome == outcomeDuplicate {
+	if outcome == outcomeDuplicate || msg.empty() {
 		w.WriteHeader(http.StatusOK) // an empty 200: Slack shows nothing more
 		return outcome
 	}
@@ -295,8 +295,12 @@ func (s *Server) serveInteraction(w http.ResponseWriter, r *http.Request, req si
 		writeText(w, http.StatusBadRequest, "bad interaction")
 		return outcomeBadRequest
 	}
-	outcome := s.interact(r.Context(), in)
-	w.WriteHeader(http.StatusOK)
+	outcome, body := s.interact(r.Context(), in)
+	if body == nil {
+		w.WriteHeader(http.StatusOK)
+		return outcome
+	}
+	writeJSON(w, body)
 	return outcome
 }
 

@@ -18,16 +18,27 @@ type ManifestConfig struct {
 	PublicURL  string
 }
 
-// botScopes are the bot token scopes the app uses: commands (/vram),
-// chat:write (replies), app_mentions:read and *:history (mentions and OOM
-// pastes), files:read (snippets), files:write (long answers), reactions:write (👀).
+// botScopes are the bot token scopes the app uses, and no more: commands
+// (/vram, /oom and the message shortcut), chat:write (replies, chat.update,
+// the App Home's messages), app_mentions:read, channels:history,
+// groups:history and im:history (mentions, OOM pastes and direct
+// messages), files:read (snippets), files:write (long answers), and
+// reactions:write (👀). views.open, views.publish and app_home_opened need
+// no scope of their own (https://docs.slack.dev/reference/events/app_home_opened).
 var botScopes = []string{
 	"commands", "chat:write", "app_mentions:read",
 	"channels:history", "groups:history", "im:history",
 	"files:read", "files:write", "reactions:write",
 }
 
-var botEvents = []string{"app_mention", "message.channels", "message.groups", "message.im"}
+// botEvents: mentions, messages in public and private channels (OOM
+// pastes), direct messages (message.im, the App Home's messages tab) and
+// app_home_opened (the Home tab).
+var botEvents = []string{"app_mention", "message.channels", "message.groups", "message.im", "app_home_opened"}
+
+// ShortcutDiagnoseOOM is the callback id of the "Diagnose OOM" message
+// shortcut.
+const ShortcutDiagnoseOOM = callbackDiagnoseOOM
 
 // Manifest returns the Slack app manifest (JSON, which Slack accepts beside
 // YAML) for cfg. Schema: https://docs.slack.dev/reference/app-manifest
@@ -45,18 +56,30 @@ func Manifest(cfg ManifestConfig) ([]byte, error) {
 		base = strings.TrimRight(u.String(), "/")
 	}
 	type obj = map[string]any
-	command := obj{
-		"command":       "/vram",
-		"description":   "GPU memory plan, fixes until it fits, cheapest GPUs",
-		"usage_hint":    "7b lora a100 bs=4 seq=4096",
-		"should_escape": false,
+	commands := []obj{
+		{
+			"command":       "/vram",
+			"description":   "GPU memory plan, fixes until it fits, cheapest GPUs (no text: a form)",
+			"usage_hint":    "7b lora a100 bs=4 seq=4096 — or a question",
+			"should_escape": false,
+		},
+		{
+			"command":       "/oom",
+			"description":   "Diagnose a CUDA out-of-memory error (no text: a box to paste into)",
+			"usage_hint":    "[paste the error]",
+			"should_escape": false,
+		},
 	}
 	events := obj{"bot_events": botEvents}
 	interactivity := obj{"is_enabled": true}
 	if base != "" {
-		command["url"] = base + "/slack/commands"
+		for _, c := range commands {
+			c["url"] = base + "/slack/commands"
+		}
 		events["request_url"] = base + "/slack/events"
 		interactivity["request_url"] = base + "/slack/interactivity"
+		// The /vram form's model typeahead (an external select) asks here.
+		interactivity["message_menu_options_url"] = base + "/slack/interactivity"
 	}
 	m := obj{
 		"_metadata": obj{"major_version": 1, "minor_version": 1},
@@ -65,8 +88,15 @@ func Manifest(cfg ManifestConfig) ([]byte, error) {
 			"description": "Explains GPU out-of-memory errors and sizes GPU memory",
 		},
 		"features": obj{
-			"bot_user":       obj{"display_name": name, "always_online": true},
-			"slash_commands": []obj{command},
+			// The messages tab takes direct messages; the home tab is
+			// published on app_home_opened.
+			"app_home": obj{"home_tab_enabled": true, "messages_tab_enabled": true, "messages_tab_read_only_enabled": false},
+			"bot_user": obj{"display_name": name, "always_online": true},
+			"shortcuts": []obj{{
+				"name": "Diagnose OOM", "type": "message", "callback_id": ShortcutDiagnoseOOM,
+				"description": "Explain the out-of-memory error in this message, in its thread",
+			}},
+			"slash_commands": commands,
 		},
 		"oauth_config": obj{"scopes": obj{"bot": botScopes}},
 		"settings": obj{

@@ -34,6 +34,16 @@ func TestManifest(t *testing.T) {
 			}
 			var m struct {
 				Features struct {
+					AppHome struct {
+						Home     bool `json:"home_tab_enabled"`
+						Messages bool `json:"messages_tab_enabled"`
+						ReadOnly bool `json:"messages_tab_read_only_enabled"`
+					} `json:"app_home"`
+					Shortcuts []struct {
+						Name       string `json:"name"`
+						Type       string `json:"type"`
+						CallbackID string `json:"callback_id"`
+					} `json:"shortcuts"`
 					SlashCommands []struct {
 						Command string `json:"command"`
 						URL     string `json:"url"`
@@ -52,6 +62,7 @@ func TestManifest(t *testing.T) {
 					Interactivity struct {
 						Enabled    bool   `json:"is_enabled"`
 						RequestURL string `json:"request_url"`
+						OptionsURL string `json:"message_menu_options_url"`
 					} `json:"interactivity"`
 					SocketMode bool `json:"socket_mode_enabled"`
 				} `json:"settings"`
@@ -59,28 +70,42 @@ func TestManifest(t *testing.T) {
 			if err := json.Unmarshal(raw, &m); err != nil {
 				t.Fatal(err)
 			}
-			for _, scope := range []string{"commands", "chat:write", "app_mentions:read", "channels:history", "groups:history", "im:history", "files:read", "files:write", "reactions:write"} {
-				if !slices.Contains(m.OAuth.Scopes.Bot, scope) {
-					t.Errorf("missing scope %s", scope)
-				}
+			// The scopes and events the features need, and no more.
+			wantScopes := []string{"commands", "chat:write", "app_mentions:read", "channels:history", "groups:history", "im:history", "files:read", "files:write", "reactions:write"}
+			if !sameSet(m.OAuth.Scopes.Bot, wantScopes) {
+				t.Errorf("scopes %v, want %v", m.OAuth.Scopes.Bot, wantScopes)
 			}
-			for _, ev := range []string{"message.channels", "message.groups", "message.im", "app_mention"} {
-				if !slices.Contains(m.Settings.Events.BotEvents, ev) {
-					t.Errorf("missing event %s", ev)
-				}
+			wantEvents := []string{"message.channels", "message.groups", "message.im", "app_mention", "app_home_opened"}
+			if !sameSet(m.Settings.Events.BotEvents, wantEvents) {
+				t.Errorf("events %v, want %v", m.Settings.Events.BotEvents, wantEvents)
 			}
-			if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/vram" {
+			if len(m.Features.SlashCommands) != 2 || m.Features.SlashCommands[0].Command != "/vram" || m.Features.SlashCommands[1].Command != "/oom" {
 				t.Errorf("slash commands %+v", m.Features.SlashCommands)
+			}
+			if h := m.Features.AppHome; !h.Home || !h.Messages || h.ReadOnly {
+				t.Errorf("app home %+v: want the home tab and a writable messages tab", h)
+			}
+			if sc := m.Features.Shortcuts; len(sc) != 1 || sc[0].CallbackID != "diagnose_oom" || sc[0].Type != "message" || sc[0].Name != "Diagnose OOM" {
+				t.Errorf("shortcuts %+v", sc)
 			}
 			if m.Settings.SocketMode != tt.cfg.SocketMode || m.Settings.Events.RequestURL != tt.wantURL || !m.Settings.Interactivity.Enabled {
 				t.Errorf("settings %+v", m.Settings)
 			}
 			if !tt.cfg.SocketMode && (m.Features.SlashCommands[0].URL != "https://vrambot.example.com/slack/commands" ||
-				m.Settings.Interactivity.RequestURL != "https://vrambot.example.com/slack/interactivity") {
+				m.Features.SlashCommands[1].URL != "https://vrambot.example.com/slack/commands" ||
+				m.Settings.Interactivity.RequestURL != "https://vrambot.example.com/slack/interactivity" ||
+				m.Settings.Interactivity.OptionsURL != "https://vrambot.example.com/slack/interactivity") {
 				t.Errorf("request URLs %+v %+v", m.Features, m.Settings)
 			}
 		})
 	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 func TestNewValidates(t *testing.T) {

@@ -42,6 +42,7 @@ type metrics struct {
 	refusals *prometheus.CounterVec
 	drops    *prometheus.CounterVec
 	dedupe   *prometheus.CounterVec
+	votes    *prometheus.CounterVec
 	overflow prometheus.Counter
 }
 
@@ -85,12 +86,16 @@ func newMetrics() *metrics {
 			Name: "vrambot_slack_dedupe_errors_total",
 			Help: "Dedupe claims the store did not answer, by kind.",
 		}, []string{"kind"}),
+		votes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vrambot_feedback_total",
+			Help: "👍 and 👎 given to answers, by answer kind (vram, oom) and vote (up, down).",
+		}, []string{"kind", "vote"}),
 		overflow: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vrambot_slack_channel_queue_full_total",
 			Help: "Posts refused because their channel's queue was full.",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.ooms, m.apiErrs, m.retries, m.failed, m.refusals, m.drops, m.dedupe, m.overflow,
+	m.reg.MustRegister(m.requests, m.latency, m.ooms, m.apiErrs, m.retries, m.failed, m.refusals, m.drops, m.dedupe, m.votes, m.overflow,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -113,6 +118,9 @@ func (m *metrics) dropped(kind string) { m.drops.WithLabelValues(kind).Inc() }
 func (m *metrics) dedupeError(kind string) { m.dedupe.WithLabelValues(kind).Inc() }
 
 func (m *metrics) queueFull() { m.overflow.Inc() }
+
+// feedbackVote counts a vote; kind and vote come from closed sets.
+func (m *metrics) feedbackVote(kind, vote string) { m.votes.WithLabelValues(kind, vote).Inc() }
 
 // maxFormatLabel bounds the format label; formats come from our parser's
 // vocabulary, the bound is a guard against a change there.

@@ -56,28 +56,74 @@ func newPoster(api *slack.Client, client *http.Client, l *lanes, log *slog.Logge
 const overflowText = "More out-of-memory pastes arrived here than I can answer at Slack's pace of about one message a second, so I did not answer %d of them. If you still need an answer, mention me in the paste's thread."
 
 // PostReply posts r to channel (in the thread threadTS when set) and returns
-// the message's ts. It waits for the channel's turn under ctx. A reply too
-// long for one message is posted shortened, with the full text attached in
-// the thread as a file. When the channel's queue is full it returns an
-// error wrapping errQueueFull, after posting (once per burst) a notice that
+// the message's ts. It waits for the channel's turn under ctx. The reply's
+// details follow in the thread (the message's own when it starts one). A
+// message too long is posted shortened, with the full text attached in the
+// thread as a file. When the channel's queue is full it returns an error
+// wrapping errQueueFull, after posting (once per burst) a notice that
 // counts the unanswered pastes.
 func (p *Poster) PostReply(ctx context.Context, channel, threadTS string, r reply.Reply) (string, error) {
-	out := render(r)
+	return p.postReply(ctx, channel, threadTS, r, "")
+}
+
+// postReply is PostReply; with a detailsKey the reply's details are not
+// posted but kept behind a Details button of that value (a reply posted
+// in a thread, whose details would lengthen the thread unasked).
+func (p *Poster) postReply(ctx context.Context, channel, threadTS string, r reply.Reply, detailsKey string) (string, error) {
+	surface := surfaceChannel
+	if detailsKey != "" {
+		surface = surfaceResponse
+	}
+	out := render(r, renderOptions{surface: surface, detailsKey: detailsKey})
+	if detailsKey != "" {
+		r.Details = nil
+	}
 	opts := []slack.MsgOption{slack.MsgOptionText(out.fallback, false), slack.MsgOptionBlocks(out.blocks...)}
 	ts, err := p.post(ctx, channel, threadTS, opts)
 	if err != nil {
 		return "", err
 	}
-	if out.shortened {
-		thread := threadTS
-		if thread == "" {
-			thread = ts
-		}
-		if err := p.UploadFile(ctx, channel, thread, fileName(r), fallbackTitle(r), []byte(reply.Text(r))); err != nil {
-			return ts, err
-		}
+	thread := threadTS
+	if thread == "" {
+		thread = ts
 	}
-	return ts, nil
+	return ts, p.postRest(ctx, channel, thread, r, out.shortened)
+}
+
+// postRest posts what follows a reply's message in thread: its details,
+// and the full text as a file when a message had to be shortened.
+func (p *Poster) postRest(ctx context.Context, channel, thread string, r reply.Reply, shortened bool) error {
+	if r.Details != nil {
+		d := render(*r.Details, renderOptions{surface: surfaceDetails})
+		if _, err := p.post(ctx, channel, thread, []slack.MsgOption{slack.MsgOptionText(d.fallback, false), slack.MsgOptionBlocks(d.blocks...)}); err != nil {
+			return err
+		}
+		shortened = d.shortened
+	}
+	if shortened {
+		return p.UploadFile(ctx, channel, thread, fileName(r), fallbackTitle(r), []byte(reply.Text(r)))
+	}
+	return nil
+}
+
+// UpdateReply replaces the message ts in channel with r (chat.update), as
+// a button that applies a fix does; r's details follow in thread.
+func (p *Poster) UpdateReply(ctx context.Context, channel, ts, thread string, r reply.Reply) error {
+	out := render(r, renderOptions{surface: surfaceChannel})
+	done, err := p.turn(ctx, channel)
+	if err != nil {
+		return fmt.Errorf("update in %s: %w", channel, err)
+	}
+	_, _, _, err = p.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(out.fallback, false), slack.MsgOptionBlocks(out.blocks...))
+	done()
+	if err != nil {
+		p.metrics.apiError("chat.update")
+		return fmt.Errorf("update in %s: %w", channel, redactErr(err))
+	}
+	if thread == "" {
+		thread = ts
+	}
+	return p.postRest(ctx, channel, thread, r, out.shortened)
 }
 
 // postText posts a plain-text message.
@@ -232,7 +278,7 @@ func (p *Poster) PostReplyWithFile(ctx context.Context, channel string, r reply.
 	if len(data) == 0 {
 		return "", errors.New("post with file: empty file")
 	}
-	id, err := p.upload(ctx, uploadParams{channel: channel, filename: filename, title: title, data: data, blocks: render(r).blocks})
+	id, err := p.upload(ctx, uploadParams{channel: channel, filename: filename, title: title, data: data, blocks: render(r, renderOptions{surface: surfaceChannel}).blocks})
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -42,22 +43,57 @@ const (
 	maxFallbackText = 3000
 )
 
+// maxLeadBlocks bounds a reply's lead when its details go elsewhere (the
+// thread, a button): a channel sees the verdict and what to do at a
+// glance, never a wall (issue 12: a /vram reply in a channel is at most 12
+// blocks).
+const maxLeadBlocks = 12
+
 // shortenedNote is appended when blocks had to be dropped to fit the limits.
 const shortenedNote = "_Shortened to fit Slack's message limits._"
+
+// shortenedLeadNote replaces it on a lead, whose details hold the rest.
+const shortenedLeadNote = "_Shortened: the details have everything._"
 
 // ellipsis marks text cut to fit a limit.
 const ellipsis = "…"
 
 // Blocks renders r as Block Kit blocks clamped to Slack's limits, plus the
-// fallback text used for notifications and screen readers. User-derived text
-// is escaped (& < >); our own mrkdwn markers are not.
+// fallback text used for notifications and screen readers, as posted in a
+// channel (details in the thread). User-derived text is escaped (& < >);
+// our own mrkdwn markers are not.
 func Blocks(r reply.Reply) (blocks []slack.Block, fallback string) {
-	out := render(r)
+	out := render(r, renderOptions{surface: surfaceChannel})
 	return out.blocks, out.fallback
 }
 
+// surface is where a rendered reply is shown, which decides where its
+// details go and which buttons it carries.
+type surface int
+
+const (
+	// surfaceChannel: posted with chat.postMessage; the details follow in
+	// its thread.
+	surfaceChannel surface = iota
+	// surfaceResponse: answered through response_url (often ephemeral,
+	// which has no thread) or posted in a thread: the details are behind a
+	// Details button.
+	surfaceResponse
+	// surfaceDetails: the details themselves.
+	surfaceDetails
+)
+
+// renderOptions say how to render: the surface, and for a reply shown
+// through response_url the store key of its details (the Details
+// button's value; "" for no button).
+type renderOptions struct {
+	surface    surface
+	detailsKey string
+}
+
 // rendered is a reply ready for Slack. shortened reports that content was
-// dropped to fit, in which case channel posts attach the full text as a file.
+// dropped to fit, in which case channel posts attach the full text as a
+// file (unless details hold it).
 type rendered struct {
 	blocks    []slack.Block
 	fallback  string
@@ -81,13 +117,34 @@ const (
 	roleContext
 )
 
-func render(r reply.Reply) rendered {
+// Reply kinds the feedback buttons go on: answers a person asked for.
+var feedbackKinds = map[string]bool{"vram": true, "oom": true}
+
+// header is the header text: the verdict's mark and words, then the title.
+func header(r reply.Reply) string {
+	title := oneLine(r.Title)
+	if v := r.Verdict; v != nil {
+		lead := strings.TrimSpace(v.Band.Mark() + " " + oneLine(v.Text))
+		switch {
+		case lead == "":
+		case title == "":
+			title = lead
+		case v.Text == "":
+			title = lead + " " + title
+		default:
+			title = lead + " · " + title
+		}
+	}
+	return title
+}
+
+func render(r reply.Reply, opts renderOptions) rendered {
 	var parts []renderPart
 	add := func(role partRole, b slack.Block, chars int) {
 		parts = append(parts, renderPart{block: b, chars: chars, role: role})
 	}
 
-	if title := oneLine(r.Title); title != "" {
+	if title := header(r); title != "" {
 		text := truncateRunes(title, maxHeaderText)
 		add(roleHead, slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, text, true, false)), runeLen(text))
 	}
@@ -98,9 +155,19 @@ func render(r reply.Reply) rendered {
 		cut = cut || out != text
 		return out
 	}
+	var lead []string
+	if b := r.Bar; b != nil {
+		if line := b.Line(); line != "" {
+			// The bar in a code span, so it lines up as it does in a terminal.
+			lead = append(lead, "`"+escape(line)+"`", mrkdwn(b.Legend()))
+		}
+	}
 	if strings.TrimSpace(r.Summary) != "" {
-		text := clip(mrkdwn(r.Summary), maxSectionText)
-		add(roleHead, mrkdwnSection(text), runeLen(text))
+		lead = append(lead, mrkdwn(r.Summary))
+	}
+	if len(lead) > 0 {
+		text := clip(strings.Join(lead, "\n"), maxSectionText)
+		add(roleHead, mrkdwnSection(text, nil), runeLen(text))
 	}
 	for start := 0; start < len(r.Fields); start += maxSectionFields {
 		end := min(start+maxSectionFields, len(r.Fields))
@@ -115,19 +182,28 @@ func render(r reply.Reply) rendered {
 		add(roleBody, slack.NewSectionBlock(nil, fields, nil), chars)
 	}
 	for _, s := range r.Sections {
-		for _, chunk := range sectionChunks(s) {
-			add(roleBody, mrkdwnSection(chunk), runeLen(chunk))
+		btn := buttonOf(s.Action)
+		for i, chunk := range sectionChunks(s) {
+			var accessory *slack.Accessory
+			if i == 0 && btn != nil {
+				accessory = slack.NewAccessory(btn)
+			}
+			add(roleBody, mrkdwnSection(chunk, accessory), runeLen(chunk))
 		}
 	}
-	if b, chars := actionsBlock(r.Actions); b != nil {
+	if b, chars := actionsBlock(replyActions(r, opts)); b != nil {
 		add(roleActions, b, chars)
 	}
-	for start := 0; start < len(r.Context); start += maxContextElements {
-		end := min(start+maxContextElements, len(r.Context))
+	context := r.Context
+	if r.Details != nil && opts.surface == surfaceChannel {
+		context = append(slices.Clone(context), "Details in the thread.")
+	}
+	for start := 0; start < len(context); start += maxContextElements {
+		end := min(start+maxContextElements, len(context))
 		elems := make([]slack.MixedElement, 0, end-start)
 		chars := 0
 		limit := groupLimit(maxContextText, end-start)
-		for _, c := range r.Context[start:end] {
+		for _, c := range context[start:end] {
 			text := clip(mrkdwn(c), limit)
 			if strings.TrimSpace(text) == "" {
 				continue
@@ -140,16 +216,38 @@ func render(r reply.Reply) rendered {
 		}
 	}
 
-	parts, dropped := clamp(parts)
+	limit, note := maxBlocks, shortenedNote
+	if r.Details != nil && opts.surface != surfaceDetails {
+		limit, note = maxLeadBlocks, shortenedLeadNote
+	}
+	parts, dropped := clamp(parts, limit, note)
 	shortened := dropped || cut
 	blocks := make([]slack.Block, 0, len(parts)+1)
 	for _, p := range parts {
 		blocks = append(blocks, p.block)
 	}
 	if shortened {
-		blocks = append(blocks, noteBlock())
+		blocks = append(blocks, noteBlock(note))
 	}
 	return rendered{blocks: blocks, fallback: fallbackText(r), shortened: shortened}
+}
+
+// replyActions are r's buttons on a surface: its own, Details where the
+// details cannot go in a thread, and 👍/👎 on the answers people ask for.
+func replyActions(r reply.Reply, opts renderOptions) []reply.Action {
+	actions := slices.Clone(r.Actions)
+	if opts.surface == surfaceDetails {
+		return actions
+	}
+	if r.Details != nil && opts.detailsKey != "" {
+		actions = append(actions, reply.Action{ID: reply.ActionDetails, Text: "Details", Value: opts.detailsKey})
+	}
+	if feedbackKinds[r.Kind] {
+		actions = append(actions,
+			reply.Action{ID: reply.ActionFeedbackUp, Text: "👍", Value: r.Kind},
+			reply.Action{ID: reply.ActionFeedbackDown, Text: "👎", Value: r.Kind})
+	}
+	return actions
 }
 
 // groupLimit is the per-element text limit for a block of n elements: the
@@ -160,17 +258,17 @@ func groupLimit(elementLimit, n int) int {
 }
 
 // clamp drops body blocks from the end, then context blocks, until the
-// message (plus the shortened note) fits the block count and text budget.
-func clamp(parts []renderPart) ([]renderPart, bool) {
+// message (plus the note) fits the block count and text budget.
+func clamp(parts []renderPart, maxParts int, note string) ([]renderPart, bool) {
 	total := 0
 	for _, p := range parts {
 		total += p.chars
 	}
-	if len(parts) <= maxBlocks && total <= maxMessageChars {
+	if len(parts) <= maxParts && total <= maxMessageChars {
 		return parts, false
 	}
-	noteChars := runeLen(shortenedNote)
-	for len(parts)+1 > maxBlocks || total+noteChars > maxMessageChars {
+	noteChars := runeLen(note)
+	for len(parts)+1 > maxParts || total+noteChars > maxMessageChars {
 		i := lastIndex(parts, roleBody)
 		if i < 0 {
 			i = lastIndex(parts, roleContext)
@@ -193,12 +291,12 @@ func lastIndex(parts []renderPart, role partRole) int {
 	return -1
 }
 
-func noteBlock() slack.Block {
-	return slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, shortenedNote, false, false))
+func noteBlock(note string) slack.Block {
+	return slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, note, false, false))
 }
 
-func mrkdwnSection(text string) slack.Block {
-	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)
+func mrkdwnSection(text string, accessory *slack.Accessory) slack.Block {
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, accessory)
 }
 
 // sectionChunks renders one reply section as section texts of at most
@@ -284,15 +382,12 @@ func actionsBlock(actions []reply.Action) (slack.Block, int) {
 	elems := make([]slack.BlockElement, 0, min(len(actions), maxActionElements))
 	chars := 0
 	for _, a := range actions[:min(len(actions), maxActionElements)] {
-		if a.ID == "" || runeLen(a.ID) > maxActionID || runeLen(a.Value) > maxButtonValue {
-			continue // Slack rejects the whole message for one bad button
-		}
-		text := truncateRunes(oneLine(a.Text), maxButtonText)
-		if text == "" {
+		btn := buttonOf(&a)
+		if btn == nil {
 			continue
 		}
-		chars += runeLen(text)
-		elems = append(elems, slack.NewButtonBlockElement(a.ID, a.Value, slack.NewTextBlockObject(slack.PlainTextType, text, false, false)))
+		chars += runeLen(btn.Text.Text)
+		elems = append(elems, btn)
 	}
 	if len(elems) == 0 {
 		return nil, 0
@@ -300,10 +395,23 @@ func actionsBlock(actions []reply.Action) (slack.Block, int) {
 	return slack.NewActionBlock("", elems...), chars
 }
 
+// buttonOf is a's button, or nil when Slack would refuse it (and with it
+// the whole message): no id, an id or value over its limit, no text.
+func buttonOf(a *reply.Action) *slack.ButtonBlockElement {
+	if a == nil || a.ID == "" || runeLen(a.ID) > maxActionID || runeLen(a.Value) > maxButtonValue {
+		return nil
+	}
+	text := truncateRunes(oneLine(a.Text), maxButtonText)
+	if text == "" {
+		return nil
+	}
+	return slack.NewButtonBlockElement(a.ID, a.Value, slack.NewTextBlockObject(slack.PlainTextType, text, true, false))
+}
+
 // fallbackText is the message's top-level text: title and summary.
 func fallbackText(r reply.Reply) string {
 	parts := make([]string, 0, 2)
-	if t := oneLine(r.Title); t != "" {
+	if t := header(r); t != "" {
 		parts = append(parts, t)
 	}
 	if s := strings.TrimSpace(r.Summary); s != "" {

@@ -114,7 +114,7 @@ func (s *Server) socketRequest(ctx context.Context, sm *socketmode.Client, req s
 			return
 		}
 		resp, outcome := s.slash(ctx, cmd, commandKey(req.Payload))
-		if outcome == outcomeDuplicate {
+		if outcome == outcomeDuplicate || resp.empty() {
 			ack(nil)
 		} else if err := sm.AckCtx(ctx, req.EnvelopeID, resp); err != nil {
 			// Over the 20 KB ack limit: ack empty, answer by response_url.
@@ -123,13 +123,16 @@ func (s *Server) socketRequest(ctx context.Context, sm *socketmode.Client, req s
 		}
 		s.metrics.observe(kindCommand, outcome, start)
 	case socketmode.RequestTypeInteractive:
-		ack(nil)
 		in, err := decodeInteractionJSON(req.Payload)
 		if err != nil {
+			ack(nil)
 			s.metrics.observe(kindInteraction, outcomeBadRequest, start)
 			return
 		}
-		s.metrics.observe(kindInteraction, s.interact(ctx, in), start)
+		// The ack carries a typeahead's options or a form's errors.
+		outcome, body := s.interact(ctx, in)
+		ack(body)
+		s.metrics.observe(kindInteraction, outcome, start)
 	default:
 		ack(nil)
 	}

@@ -179,7 +179,7 @@ func vramReply(query string, q Query, w memory.Workload, res VRAMResult, p plan.
 	}
 	shown := min(len(fixes), leadFixes)
 	for i, f := range fixes[:shown] {
-		r.Sections = append(r.Sections, leadFixSection(i+1, f, applyAction(i+1, q, fixChange(f, p.Final))))
+		r.Sections = append(r.Sections, leadFixSection(i+1, f, applyAction(i+1, q, fixChange(f, w, p.Final))))
 	}
 	if so := p.ScaleOut; so != nil && (p.ChangedMethod || !p.Fits) {
 		r.Sections = append(r.Sections, scaleOutLead(so, w, q, shown+1))
@@ -199,13 +199,11 @@ func vramReply(query string, q Query, w memory.Workload, res VRAMResult, p plan.
 // GPU and a button that shows it.
 func scaleOutLead(so *plan.ScaleOut, w memory.Workload, q Query, n int) reply.Section {
 	s := vramScaleOutSection(so, w)
-	s.Code = nil // in the details
-	s.Items = nil
-	var c change
-	for _, k := range []string{"gpus", "zero", "offload", "tp", "pp", "gc", "bs"} {
-		if v := settingOf(so.Workload, k); v != settingOf(w, k) {
-			c = append(c, setting{k, v})
-		}
+	s.Code, s.Items = nil, nil // in the details
+	c := workloadChange(w, so.Workload, "gpus", "zero", "offload", "tp", "pp", "gc", "bs")
+	s.Text = fmt.Sprintf("%s per GPU", vramGiB(so.Estimate.TotalBytes))
+	if len(c) > 0 {
+		s.Text += " with " + c.words()
 	}
 	if a := applyAction(n, q, c); a != nil {
 		a.Text = fmt.Sprintf("Show %d GPUs", so.GPUs)

@@ -171,18 +171,39 @@ func (c change) applied(base canonQuery) canonQuery {
 // fixChange is what fix f changes in the query, with values from the
 // workload after the plan; nil when the grammar cannot say it (a fix in
 // the user's code, a bigger GPU).
-func fixChange(f fix.Fix, final memory.Workload) change {
+func fixChange(f fix.Fix, base, final memory.Workload) change {
 	keys, ok := fixSettings[f.ID]
 	if !ok {
 		return nil
 	}
 	var c change
 	for _, k := range keys {
-		if v := settingOf(final, k); v != "" {
+		if v := settingOf(final, k); v != "" && v != settingOf(base, k) {
 			c = append(c, setting{k, v})
 		}
 	}
 	return c
+}
+
+// workloadChange is what differs between two workloads in the given
+// settings, as the grammar writes it.
+func workloadChange(base, after memory.Workload, keys ...string) change {
+	var c change
+	for _, k := range keys {
+		if v := settingOf(after, k); v != "" && v != settingOf(base, k) {
+			c = append(c, setting{k, v})
+		}
+	}
+	return c
+}
+
+// words is the change as settings: "zero=3 gpus=16 gc=on".
+func (c change) words() string {
+	var out []string
+	for _, s := range c {
+		out = append(out, s.key+"="+s.value)
+	}
+	return strings.Join(out, " ")
 }
 
 // applyAction is the button that runs the query again with c applied, or

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,3 +128,83 @@ func NewTrap(tb testing.TB, body string) *Trap {
 
 // Leaks is how many requests reached the trap with a token.
 func (t *Trap) Leaks() int { return int(t.leaks.Load()) }
+
+// MessageAction is the interactivity form for a message shortcut run on
+// message in channel (https://api.slack.com/reference/interaction-payloads/shortcuts#message_actions).
+func MessageAction(user, channel, callbackID, actionTS, responseURL string, message map[string]any) url.Values {
+	payload, _ := json.Marshal(map[string]any{
+		"type": "message_action", "callback_id": callbackID, "trigger_id": actionTS + ".738474920.8088930838d88f008e0",
+		"action_ts": actionTS, "message_ts": message["ts"], "response_url": responseURL,
+		"team": map[string]any{"id": TeamID}, "user": map[string]any{"id": user, "username": "ada", "team_id": TeamID},
+		"channel": map[string]any{"id": channel, "name": "ml"}, "message": message,
+	})
+	return url.Values{"payload": {string(payload)}}
+}
+
+// ViewSubmission is the interactivity form for submitting view (as opened
+// with views.open: its JSON, with callback_id, private_metadata and
+// blocks) with the given values: for each input block's block_id, the
+// element's value (a select gets it as its selected option). View id and
+// hash are id (https://api.slack.com/reference/interaction-payloads/views#view_submission).
+func ViewSubmission(user, id string, view []byte, values map[string]string) url.Values {
+	var v struct {
+		CallbackID      string `json:"callback_id"`
+		PrivateMetadata string `json:"private_metadata"`
+		Blocks          []struct {
+			Type    string `json:"type"`
+			BlockID string `json:"block_id"`
+			Element struct {
+				Type     string `json:"type"`
+				ActionID string `json:"action_id"`
+			} `json:"element"`
+		} `json:"blocks"`
+	}
+	_ = json.Unmarshal(view, &v)
+	state := map[string]any{}
+	for _, b := range v.Blocks {
+		if b.Type != "input" {
+			continue
+		}
+		val, ok := values[b.BlockID]
+		if !ok {
+			continue
+		}
+		el := map[string]any{"type": b.Element.Type}
+		if strings.HasSuffix(b.Element.Type, "_select") {
+			el["selected_option"] = map[string]any{"value": val, "text": map[string]any{"type": "plain_text", "text": val}}
+		} else {
+			el["value"] = val
+		}
+		state[b.BlockID] = map[string]any{b.Element.ActionID: el}
+	}
+	payload, _ := json.Marshal(map[string]any{
+		"type": "view_submission", "team": map[string]any{"id": TeamID},
+		"user": map[string]any{"id": user, "username": "ada", "team_id": TeamID},
+		"view": map[string]any{"id": id, "hash": id + ".hash", "type": "modal", "callback_id": v.CallbackID,
+			"private_metadata": v.PrivateMetadata, "state": map[string]any{"values": state}},
+	})
+	return url.Values{"payload": {string(payload)}}
+}
+
+// BlockSuggestion is the form Slack posts to the options load URL when a
+// user types typed into an external select (https://api.slack.com/reference/block-kit/block-elements#external_select).
+func BlockSuggestion(user, actionID, typed string) url.Values {
+	payload, _ := json.Marshal(map[string]any{
+		"type": "block_suggestion", "action_id": actionID, "block_id": actionID, "value": typed,
+		"team": map[string]any{"id": TeamID}, "user": map[string]any{"id": user, "team_id": TeamID},
+		"view": map[string]any{"id": "V1", "type": "modal"},
+	})
+	return url.Values{"payload": {string(payload)}}
+}
+
+// AppHomeOpened is an app_home_opened event of user opening tab ("home" or "messages").
+func AppHomeOpened(user, tab string) map[string]any {
+	return map[string]any{"type": "app_home_opened", "user": user, "channel": "D" + user, "tab": tab,
+		"event_ts": strconv.FormatInt(time.Now().Unix(), 10) + ".000100"}
+}
+
+// DirectMessage is a message event from user U1 to the bot in their DM.
+func DirectMessage(ts, text string) map[string]any {
+	return map[string]any{"type": "message", "channel": "DU1", "channel_type": "im", "user": "U1",
+		"text": text, "ts": ts, "event_ts": ts}
+}

@@ -1,0 +1,66 @@
+package bot
+
+import (
+	"context"
+	"strings"
+
+	"github.com/vrambot/vrambot/reply"
+)
+
+// handleDM answers a direct message (the App Home's Messages tab) the way
+// a mention is answered in a channel: an OOM paste, as text or an attached
+// snippet, gets its diagnosis in its thread; a config.json its estimate;
+// a greeting the usage; anything else is read as a /vram query or
+// question. The answer is in the conversation, in the question's thread
+// when it was asked in one.
+func (s *Server) handleDM(ctx context.Context, ev innerEvent) {
+	text := strings.TrimSpace(mentionRE.ReplaceAllString(slackUnescape(ev.Text), " "))
+	if f, ok := s.attachedConfig(ev); ok {
+		var r reply.Reply
+		if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramConfigReply(cctx, configQuery(text), f) }); err != nil && r.Kind == "" {
+			r = errorReply(tooSlowText)
+		}
+		r.Ephemeral = false
+		s.post(ctx, kindEvent, ev.Channel, ev.ThreadTS, r)
+		return
+	}
+	full := s.gatherText(ctx, ev, text)
+	var r reply.Reply
+	oom := false
+	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, oom = s.dmAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
+		s.log.Warn("direct message not answered in time", "err", err)
+		r, oom = errorReply(tooSlowText), false
+	}
+	if oom {
+		s.answerOOM(ctx, ev, r)
+		return
+	}
+	r.Ephemeral = false
+	s.post(ctx, kindEvent, ev.Channel, ev.ThreadTS, r)
+}
+
+// greetings are messages that ask what the bot does.
+var greetings = map[string]bool{"help": true, "hi": true, "hello": true, "hey": true, "?": true, "thanks": true, "thank you": true, "usage": true}
+
+// dmAnswer computes the answer to a direct message: text is the message
+// without mentions, full the text with attached snippets.
+func (s *Server) dmAnswer(ctx context.Context, text, full string) (reply.Reply, bool) {
+	if strings.TrimSpace(full) != "" {
+		if r, detected := s.deps.Commands.OOM(ctx, full); detected {
+			return r, true
+		}
+	}
+	q := text
+	if word, rest, _ := strings.Cut(q, " "); strings.EqualFold(word, "vram") || strings.EqualFold(word, "/vram") {
+		q = strings.TrimSpace(rest)
+	}
+	if q == "" || greetings[strings.ToLower(strings.Trim(q, "!. "))] {
+		r := usageReply("")
+		r.Ephemeral = false
+		return r, false
+	}
+	if runeLen(q) > maxQueryRunes {
+		return errorReply("That message is long for a question and holds no out-of-memory error I know. Ask in a few words, or paste the whole error."), false
+	}
+	return s.vramReply(ctx, q, false), false
+}
