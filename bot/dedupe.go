@@ -31,7 +31,7 @@ import (
 //     reply is posted; a renewal that lands late only revives the lease,
 //     never hides the marker, which is read first.
 //   - button clicks by action_ts + user + action_id, shortcuts by action_ts
-//     + trigger_id + user, submitted forms by view id + hash + user, and
+//   - trigger_id + user, submitted forms by view id + hash + user, and
 //     slash commands by a hash of the signed request (timestamp and body):
 //     set-if-absent with DedupeTTL. Slack does not retry these, so only
 //     replays and double deliveries are stopped. A vote counts once per
@@ -44,8 +44,8 @@ const (
 
 // Key prefixes in the store.
 const (
-	eventKeyPrefix   = "event:"
-	leaseSuffix      = ":claim"
+	eventKeyPrefix     = "event:"
+	leaseSuffix        = ":claim"
 	actionKeyPrefix    = "dedupe:action:"
 	commandKeyPrefix   = "dedupe:command:"
 	viewKeyPrefix      = "dedupe:view:"      // a submitted form: user, view id, hash

@@ -38,7 +38,9 @@ func (s *Server) diagnoseMessage(ctx context.Context, in interaction) string {
 		// Fail closed: a public answer must not go out twice.
 		s.metrics.dedupeError(kindInteraction)
 		s.log.Warn("shortcut dedupe failed; not answering", "err", err)
-		s.goWork(it, func(ctx context.Context) { s.respond(ctx, kindInteraction, in.ResponseURL, ephemeralText(diagnoseUnsureText)) })
+		s.goWork(it, func(ctx context.Context) {
+			s.respond(ctx, kindInteraction, in.ResponseURL, ephemeralText(diagnoseUnsureText))
+		})
 		return outcomeUnavailable
 	}
 	ev := innerEvent{Type: eventMessage, Channel: channel, User: in.Message.User, BotID: in.Message.BotID,
