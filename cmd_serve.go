@@ -12,6 +12,7 @@ import (
 
 	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/config"
+	"github.com/vrambot/vrambot/feedback"
 	"github.com/vrambot/vrambot/pricing"
 )
 
@@ -48,6 +49,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	cmds := commandSet{offers: a.book, models: a.models}
+	slackSide := slackDeps{resolver: a.models, events: a.events, last: lastDigestStore{a.store}, votes: feedback.NewLog(a.store), log: log}
 	srv, err := bot.New(bot.Config{
 		BotToken:      a.cfg.SlackBotToken.Value(),
 		SigningSecret: a.cfg.SlackSigningSecret.Value(),
@@ -60,6 +62,13 @@ func runServe(ctx context.Context, e env, args []string) error {
 		Store:     a.store,
 		RecordOOM: recordOOM(a.events),
 		Logger:    log,
+		// The Slack features beyond the commands: the form's typeahead,
+		// the Hub lookup check, the App Home and the feedback log.
+		Models:         slackSide,
+		Lookups:        slackSide,
+		LastDigest:     slackSide,
+		OOMs:           slackSide,
+		RecordFeedback: slackSide.recordVote,
 	})
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -39,7 +39,7 @@ func TestServeSlashHubModel(t *testing.T) {
 	}
 
 	ack, took := slash("first")
-	if took > 3*time.Second || !strings.Contains(ack, "Working on it") {
+	if took > 3*time.Second || !strings.Contains(ack, "Looking up "+hubOnlyRepo+" on the Hugging Face Hub") {
 		t.Fatalf("ack after %s: %.300s", took, ack)
 	}
 	testutil.Eventually(t, 15*time.Second, "the answer reaches response_url", func() bool { return len(responses()) > 0 })

@@ -92,6 +92,10 @@ func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bool) {
 // log, the book's GPU-hour prices (*pricing.Book is a digest.Pricer), the
 // store for the exactly-once markers, and poster (nil: no posting).
 func (a *app) scheduler(poster schedule.Poster) (*schedule.Scheduler, error) {
+	if poster != nil {
+		// The App Home shows the last digest's headline.
+		poster = recordingPoster{Poster: poster, last: lastDigestStore{a.store}, warn: a.log.Warn}
+	}
 	cfg := schedule.Config{
 		Spec:       a.cfg.DigestCron,
 		WeeklySpec: a.cfg.DigestWeeklyCron,

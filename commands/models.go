@@ -127,3 +127,47 @@ func contextLen(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// ModelChoice is one model the /vram form can offer: what to show and
+// what the query gets.
+type ModelChoice struct {
+	Label string
+	Value string
+}
+
+// ModelChoices are the models whose names contain typed (as Models
+// matches them), for the Slack form's typeahead: Hub ids resolved lately
+// (recent, newest first) that match, then catalog models, at most n. An
+// empty typed offers the recent ids and the catalog's first models.
+func ModelChoices(typed string, recent []string, n int) []ModelChoice {
+	key := squashName(strings.TrimSpace(typed))
+	var out []ModelChoice
+	seen := map[string]bool{}
+	add := func(c ModelChoice) {
+		k := strings.ToLower(c.Value)
+		if len(out) < n && !seen[k] {
+			seen[k] = true
+			out = append(out, c)
+		}
+	}
+	for _, id := range recent {
+		if key == "" || strings.Contains(squashName(id), key) {
+			add(ModelChoice{Label: id + " (from the Hub)", Value: id})
+		}
+	}
+	for _, m := range catalog.Models() {
+		if key != "" && !modelMatches(m, key) {
+			continue
+		}
+		value := strings.ToLower(m.Name)
+		if len(m.Aliases) > 0 {
+			value = m.Aliases[0]
+		}
+		label := m.Name + " · " + catalog.FormatSize(m.Params)
+		if m.ActiveParams() != m.Params {
+			label += " (" + catalog.FormatSize(m.ActiveParams()) + " active)"
+		}
+		add(ModelChoice{Label: label, Value: value})
+	}
+	return out
+}

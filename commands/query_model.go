@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -315,4 +316,46 @@ func (p *parsedQuery) modelValue(v string) error {
 		return nil
 	}
 	return &QueryError{Token: v, Reason: "unknown model '" + showToken(v) + "'", Suggestion: catalog.SuggestModel(v)}
+}
+
+// LocalResolver is a ModelResolver that can tell from its store alone
+// whether a name resolves without the Hub (models.Resolver).
+type LocalResolver interface {
+	ModelResolver
+	ResolvesWithoutHub(ctx context.Context, ref string) bool
+}
+
+// Sentinels of HubLookup's probe: the parse stops at the model either way.
+var (
+	errNeedsHub   = errors.New("the model must be looked up on the Hub")
+	errLocalModel = errors.New("the model resolves without the Hub")
+)
+
+// hubProbe stands in for the resolver while a query is read for
+// HubLookup: it never resolves, it records whether resolving would need
+// the Hub.
+type hubProbe struct {
+	r   LocalResolver
+	ref string
+}
+
+func (p *hubProbe) Resolve(ctx context.Context, ref string) (models.Resolution, error) {
+	if p.r.ResolvesWithoutHub(ctx, ref) {
+		return models.Resolution{}, errLocalModel
+	}
+	p.ref = ref
+	return models.Resolution{}, errNeedsHub
+}
+
+// HubLookup reports the model a /vram query names that r would have to
+// look up on the Hub (in neither the catalog nor r's cache), reading the
+// query as VRAM does (questions included), without calling the Hub. A
+// query the grammar refuses, or whose model resolves locally, needs none.
+func HubLookup(ctx context.Context, query string, r LocalResolver) (ref string, needed bool) {
+	probe := &hubProbe{r: r}
+	_, err := ParseQueryWith(ctx, query, probe, nil)
+	if errors.Is(err, errNeedsHub) {
+		return probe.ref, true
+	}
+	return "", false
 }

@@ -125,3 +125,47 @@ func TestOfflineParseSuggests(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// localResolver says Hub ids need the Hub unless listed as cached.
+type localResolver struct{ cached map[string]bool }
+
+func (l localResolver) Resolve(context.Context, string) (models.Resolution, error) {
+	panic("HubLookup must not resolve")
+}
+
+func (l localResolver) ResolvesWithoutHub(_ context.Context, ref string) bool {
+	_, inCatalog := catalog.LookupModel(ref)
+	return inCatalog || l.cached[ref]
+}
+
+func TestHubLookup(t *testing.T) {
+	r := localResolver{cached: map[string]bool{"acme/Cached-8B": true}}
+	tests := []struct {
+		query, ref string
+		needed     bool
+	}{
+		{"Qwen/Qwen3-Coder-Next lora 4090", "Qwen/Qwen3-Coder-Next", true},
+		{"can I run acme/New-70B on two h100s?", "acme/New-70B", true},
+		{"acme/Cached-8B lora 4090", "", false},
+		{"llama-3.1-8b qlora 4090", "", false},
+		{"7b lora", "", false},
+		{"acme/New-70B lora bs=banana", "acme/New-70B", true}, // VRAM resolves before it reads the values
+		{"lama lora zzz", "", false},
+	}
+	for _, tt := range tests {
+		ref, needed := HubLookup(context.Background(), tt.query, r)
+		if ref != tt.ref || needed != tt.needed {
+			t.Errorf("HubLookup(%q) = %q, %v; want %q, %v", tt.query, ref, needed, tt.ref, tt.needed)
+		}
+	}
+}
+
+func TestModelChoices(t *testing.T) {
+	got := ModelChoices("llama 3.1", []string{"acme/Llama-3.1-Fancy-8B", "other/Thing"}, 5)
+	if len(got) < 2 || got[0].Value != "acme/Llama-3.1-Fancy-8B" || got[1].Value != "llama-3.1-8b" {
+		t.Errorf("choices %+v", got)
+	}
+	if all := ModelChoices("", nil, 100); len(all) != min(100, len(catalog.Models())) {
+		t.Errorf("%d choices for an empty word", len(all))
+	}
+}

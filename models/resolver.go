@@ -502,3 +502,29 @@ func (r *Resolver) Recent(ctx context.Context, n int) ([]string, error) {
 	}
 	return out, nil
 }
+
+// ResolvesWithoutHub reports whether ref resolves without a call to the
+// Hub: it is in the catalog, its config.json (or the Hub's "no such
+// repo", or the repo a name search chose and that repo's config) is in
+// the cache, it is no Hub name at all, or the Hub is off. It reads the
+// store only, so a caller that must answer within a deadline (a slash
+// command's 3 s) can tell at once whether to acknowledge first.
+func (r *Resolver) ResolvesWithoutHub(ctx context.Context, ref string) bool {
+	ref = RepoRef(ref)
+	if _, ok := catalog.LookupModel(ref); ok || r.opts.Hub == nil {
+		return true
+	}
+	switch {
+	case strings.Contains(ref, "/") && hub.ValidRepoID(ref):
+		_, ok := r.cached(ctx, configKey(ref))
+		return ok
+	case hub.ValidName(ref):
+		c, ok := r.cached(ctx, nameKey(ref))
+		if !ok || !hub.ValidRepoID(c.Repo) {
+			return false
+		}
+		_, ok = r.cached(ctx, configKey(c.Repo))
+		return ok
+	}
+	return true // refused without asking anyone
+}

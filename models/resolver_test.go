@@ -443,3 +443,34 @@ func TestRecentWritesAreThrottled(t *testing.T) {
 		t.Errorf("%d recent-log entries for 5 answers, want 1 (%v)", len(entries), err)
 	}
 }
+
+// TestResolvesWithoutHub: the store-only check says which names need the
+// Hub, and never calls it.
+func TestResolvesWithoutHub(t *testing.T) {
+	fake := newFake(t)
+	cache := store.NewMemory()
+	r := newResolver(t, fake, cache)
+	ctx := context.Background()
+	for _, ref := range []string{"llama-3.1-8b", "meta-llama/Llama-2-7b-hf", "not a name!"} {
+		if !r.ResolvesWithoutHub(ctx, ref) {
+			t.Errorf("%q needs the Hub?", ref)
+		}
+	}
+	for _, ref := range []string{"acme/Open-8B", "Open-8B", "acme/Nope-8B"} {
+		if r.ResolvesWithoutHub(ctx, ref) {
+			t.Errorf("%q resolves without the Hub before it was looked up", ref)
+		}
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Fatalf("the check made %d Hub requests", n)
+	}
+	for _, ref := range []string{"acme/Open-8B", "Open-8B", "acme/Nope-8B"} {
+		r.Resolve(ctx, ref)
+		if !r.ResolvesWithoutHub(ctx, ref) {
+			t.Errorf("%q still needs the Hub after a lookup", ref)
+		}
+	}
+	if !newResolver(t, nil, cache).ResolvesWithoutHub(ctx, "acme/Other-8B") {
+		t.Error("offline, nothing needs the Hub")
+	}
+}
