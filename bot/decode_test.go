@@ -2,6 +2,7 @@ package bot
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,6 +159,31 @@ func FuzzDecodeInteraction(f *testing.F) {
 		}
 		if in.Type == "" {
 			t.Fatal("accepted an interaction without a type")
+		}
+	})
+}
+
+// FuzzFormSubmission reads any submitted form: the query built from it is
+// bounded and not empty, or its errors name fields of the form.
+func FuzzFormSubmission(f *testing.F) {
+	f.Add(`{"type":"view_submission","view":{"callback_id":"vram_form","state":{"values":{"model":{"model":{"type":"external_select","selected_option":{"value":"llama-3.1-8b"}}},"batch":{"batch":{"value":"4"}}}}}}`)
+	f.Add(`{"type":"view_submission","view":{"state":{"values":{"x":{"model":{"value":"a b"}},"seq":{"seq":{"value":"8k"}}}}}}`)
+	f.Fuzz(func(t *testing.T, payload string) {
+		in, err := decodeInteractionJSON([]byte(payload))
+		if err != nil {
+			return
+		}
+		query, errs := vramFormQuery(in)
+		if len(errs) > 0 {
+			for field := range errs {
+				if !slices.Contains(vramFormFields, field) {
+					t.Fatalf("error under %q, no field of the form", field)
+				}
+			}
+			return
+		}
+		if runeLen(query) > maxQueryRunes || strings.TrimSpace(query) == "" {
+			t.Fatalf("query %q", query)
 		}
 	})
 }

@@ -300,17 +300,25 @@ func FuzzBlocks(f *testing.F) {
 	f.Add(strings.Repeat("&", 200), strings.Repeat("<", 4000), "", "", strings.Repeat("\n", 5000), "")
 	f.Add("t", "```", "```", "```", "```", "```0")
 	f.Fuzz(func(t *testing.T, title, summary, label, value, code, ctx string) {
-		r := reply.Reply{Title: title, Summary: summary,
+		r := reply.Reply{Title: title, Summary: summary, Kind: "vram",
+			Verdict:  &reply.Verdict{Band: reply.BandTight, Text: ctx},
+			Bar:      &reply.Bar{CapacityBytes: int64(len(code)), Capacity: label, Parts: []reply.BarPart{{Mark: value, Label: label, Value: summary, Bytes: int64(len(title))}}},
 			Fields:   []reply.Field{{Label: label, Value: value}},
-			Sections: []reply.Section{{Title: label, Text: summary, Items: []string{value}, Code: []reply.Code{{Text: code}}}},
+			Sections: []reply.Section{{Title: label, Text: summary, Items: []string{value}, Code: []reply.Code{{Text: code}}, Action: &reply.Action{ID: "apply-1", Text: label, Value: value}}},
 			Context:  []string{ctx},
 			Actions:  []reply.Action{{ID: "x", Text: title, Value: value}},
 		}
-		blocks, fallback := Blocks(r)
-		if len(blocks) == 0 {
-			return // nothing printable: still a valid (text-only) message
+		r.Details = &reply.Reply{Title: title, Sections: r.Sections, Context: r.Context}
+		for _, opts := range []renderOptions{{surface: surfaceChannel}, {surface: surfaceResponse, detailsKey: "k"}, {surface: surfaceDetails}} {
+			out := render(r, opts)
+			if len(out.blocks) == 0 {
+				continue // nothing printable: still a valid (text-only) message
+			}
+			checkLimits(t, out.blocks, out.fallback)
+			if opts.surface != surfaceDetails && len(out.blocks) > maxLeadBlocks {
+				t.Fatalf("a lead of %d blocks", len(out.blocks))
+			}
 		}
-		checkLimits(t, blocks, fallback)
 	})
 }
 
