@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/vrambot/vrambot/internal/slacktest"
 	"github.com/vrambot/vrambot/internal/testutil"
+	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
 )
 
@@ -132,5 +134,76 @@ func TestSocketModeStoreDown(t *testing.T) {
 	case a := <-sock.Acks():
 		t.Errorf("unexpected ack %s", a.EnvelopeID)
 	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// TestSocketModeInteractivity: over Socket Mode the typeahead's options
+// and a form's errors travel in the envelope's ack, /vram alone opens its
+// form, and the App Home is published.
+func TestSocketModeInteractivity(t *testing.T) {
+	fs := slacktest.New(t)
+	sock := fs.Socket()
+	ts := newTestServer(t, fs, nil, socketOnly, func(_ *Config, d *Deps) {
+		d.Commands = realCommands{}
+		d.Models = fixedOptions{{Label: "Llama-3.1-8B", Value: "llama-3.1-8b"}}
+	})
+	stop := runSocket(t, ts)
+	defer stop()
+	waitAck := func(id string) slacktest.Ack {
+		t.Helper()
+		a, ok := sock.WaitAck(id, slackDeadline)
+		if !ok {
+			t.Fatalf("no ack for %s within 3 s", id)
+		}
+		return a
+	}
+	suggestion := []byte(slacktest.BlockSuggestion("U1", formModel, "llama").Get("payload"))
+	sock.Send(slacktest.Envelope{EnvelopeID: "env-sug", Type: "interactive", Payload: suggestion})
+	if a := waitAck("env-sug"); !strings.Contains(string(a.Payload), `"value":"llama-3.1-8b"`) {
+		t.Errorf("typeahead ack %s", a.Payload)
+	}
+	view, _ := json.Marshal(vramForm(formState{}))
+	bad := []byte(slacktest.ViewSubmission("U1", "V1", view, map[string]string{formMethod: "lora"}).Get("payload"))
+	sock.Send(slacktest.Envelope{EnvelopeID: "env-form", Type: "interactive", Payload: bad})
+	if a := waitAck("env-form"); !strings.Contains(string(a.Payload), `"response_action":"errors"`) {
+		t.Errorf("form ack %s", a.Payload)
+	}
+	cmd, _ := json.Marshal(map[string]any{"command": "/vram", "text": "", "user_id": "U1", "channel_id": "C1", "trigger_id": "9.8.7", "response_url": fs.ResponseURL("sm")})
+	sock.Send(slacktest.Envelope{EnvelopeID: "env-cmd", Type: "slash_commands", Payload: cmd})
+	waitAck("env-cmd")
+	sock.Send(slacktest.Envelope{EnvelopeID: "env-home", Type: "events_api", Payload: slacktest.EventBody("EvSockHome", slacktest.AppHomeOpened("U1", "home"))})
+	waitAck("env-home")
+	testutil.Eventually(t, 5*time.Second, "the form opened and the home published", func() bool {
+		return len(fs.Answered("views.open")) == 1 && len(fs.Answered("views.publish")) == 1
+	})
+}
+
+// TestEstimateThisWorkload: an OOM reply whose paste names its model
+// carries "Estimate this workload", which answers with the /vram estimate
+// in the OOM's thread.
+func TestEstimateThisWorkload(t *testing.T) {
+	ts := realServer(t)
+	paste := goldenPaste(t, "zero2")
+	readAll(t, ts.event(t, "EvZero2", message(slackEscape(paste), "ts", "1700005000.000100")))
+	ts.idle(t)
+	posts := ts.slack.Answered("chat.postMessage")
+	if len(posts) != 1 {
+		t.Fatalf("%d posts", len(posts))
+	}
+	value := buttonsOf(postedBlocks(t, posts[0]))[reply.ActionEstimate]
+	if !strings.Contains(value, "bs=4") {
+		t.Fatalf("estimate button %q", value)
+	}
+	payload, _ := json.Marshal(map[string]any{
+		"type": "block_actions", "user": map[string]any{"id": "U1"}, "channel": map[string]any{"id": "C1"},
+		"container": map[string]any{"type": "message", "message_ts": ts.slack.Messages()[0].TS, "channel_id": "C1", "thread_ts": "1700005000.000100"},
+		"message":   map[string]any{"ts": "1700000000.000001", "thread_ts": "1700005000.000100"},
+		"actions":   []map[string]any{{"action_id": reply.ActionEstimate, "value": value, "action_ts": "1700005001.1"}},
+	})
+	ts.click(t, url.Values{"payload": {string(payload)}})
+	ts.idle(t)
+	posts = ts.slack.Answered("chat.postMessage")
+	if len(posts) != 2 || posts[1].Args.Get("thread_ts") != "1700005000.000100" || !strings.Contains(posts[1].Args.Get("text"), "full fine-tuning") {
+		t.Errorf("estimate posts %v: %.200s", channelsOf(posts), posts[len(posts)-1].Args.Get("text"))
 	}
 }
