@@ -107,6 +107,12 @@ func TestWanted(t *testing.T) {
 		{"edit", with(func(e *innerEvent) { e.Subtype = "message_changed" }), false},
 		{"no user", with(func(e *innerEvent) { e.User = "" }), false},
 		{"other type", with(func(e *innerEvent) { e.Type = "reaction_added" }), false},
+		{"direct message", with(func(e *innerEvent) { e.Channel, e.ChannelType = "D1", "im" }), true},
+		{"bot's own direct message", with(func(e *innerEvent) { e.Channel, e.ChannelType, e.BotID = "D1", "im", "B1" }), false},
+		{"home tab opened", innerEvent{Type: "app_home_opened", User: "U1", Tab: "home"}, true},
+		{"home tab opened, no tab named", innerEvent{Type: "app_home_opened", User: "U1"}, true},
+		{"messages tab opened", innerEvent{Type: "app_home_opened", User: "U1", Tab: "messages"}, false},
+		{"home opened by nobody", innerEvent{Type: "app_home_opened", Tab: "home"}, false},
 	}
 	for _, tt := range tests {
 		if got := wanted(tt.ev); got != tt.want {

@@ -326,7 +326,7 @@ const (
 	eventAppHomeOpened = "app_home_opened"
 	subtypeFile        = "file_share"
 	channelTypeIM      = "im"
-	tabHome            = "home"
+	tabMessages        = "messages"
 )
 
 // wanted is the cheap filter applied before dedupe: messages from people
@@ -335,7 +335,8 @@ const (
 // DM messages, which carry no bot_message subtype (bolt-js#580).
 func wanted(ev innerEvent) bool {
 	if ev.Type == eventAppHomeOpened {
-		return ev.BotID == "" && ev.User != "" && ev.Tab == tabHome
+		// Slack names the tab; an event without one is taken as the Home tab.
+		return ev.BotID == "" && ev.User != "" && ev.Tab != tabMessages
 	}
 	if ev.BotID != "" || ev.User == "" || ev.Channel == "" || ev.TS == "" {
 		return false
@@ -360,7 +361,7 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 	case eventAppHomeOpened:
 		s.publishHome(ctx, ev.User)
 	case eventMessage:
-		if ev.ChannelType == channelTypeIM {
+		if isDirectMessage(ev) {
 			s.handleDM(ctx, ev)
 			return
 		}
@@ -388,6 +389,13 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 
 // handleMention answers "@vrambot vram <query>", an OOM pasted with a
 // mention, or anything else with help.
+// isDirectMessage reports a message in a conversation with the bot (the
+// App Home's messages tab): channel_type "im", or a D… channel id where a
+// payload leaves the type out.
+func isDirectMessage(ev innerEvent) bool {
+	return ev.ChannelType == channelTypeIM || ev.ChannelType == "" && strings.HasPrefix(ev.Channel, "D")
+}
+
 func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 	text := strings.TrimSpace(mentionRE.ReplaceAllString(slackUnescape(ev.Text), " "))
 	if f, ok := s.attachedConfig(ev); ok {
