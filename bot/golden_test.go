@@ -282,3 +282,15 @@ func TestModelOptionsAnswer(t *testing.T) {
 type fixedOptions []ModelOption
 
 func (f fixedOptions) ModelOptions(context.Context, string, int) []ModelOption { return f }
+
+// BenchmarkRenderLead renders a /vram answer's lead and details.
+func BenchmarkRenderLead(b *testing.B) {
+	r, err := commands.VRAM(context.Background(), "llama-3-70b full 4x a100", commands.VRAMDeps{Offers: goldenOffers{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		render(r, renderOptions{surface: surfaceResponse, detailsKey: "k"})
+		render(*r.Details, renderOptions{surface: surfaceDetails})
+	}
+}

@@ -83,8 +83,10 @@ func parseQuestion(tokens []string, preset *models.Resolution) (*parsedQuery, er
 		var qe *QueryError
 		if err != nil && errors.As(err, &qe) && qe.unplaced && qe.Token != "" {
 			if i := indexFold(rewritten, qe.Token); i >= 0 {
-				ignored = append(ignored, rewritten[i])
-				rewritten = append(rewritten[:i:i], rewritten[i+1:]...)
+				// The word, and every repeat of it, is left out.
+				word := rewritten[i]
+				ignored = append(ignored, word)
+				rewritten = slices.DeleteFunc(slices.Clone(rewritten), func(w string) bool { return strings.EqualFold(w, word) })
 				continue
 			}
 		}

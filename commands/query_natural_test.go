@@ -355,3 +355,22 @@ func FuzzTokenizeQuery(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseQuestion reads one of the questions; the worst
+// case is a long question with many words the grammar leaves out.
+func BenchmarkParseQuestion(b *testing.B) {
+	for b.Loop() {
+		if _, err := ParseQuery("how many concurrent users can llama-3.1-8b serve on h100 at 8k context"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseQuestionManyUnknownWords(b *testing.B) {
+	q := "can I " + strings.Repeat("gaming ", 30) + "finetune llama 3 8b on a 4090?"
+	for b.Loop() {
+		if _, err := ParseQuery(q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
