@@ -167,15 +167,9 @@ type interaction struct {
 		ThreadTS    string `json:"thread_ts"`
 		IsEphemeral bool   `json:"is_ephemeral"`
 	} `json:"container"`
-	// Message is the message a shortcut or a button is on.
-	Message struct {
-		User     string      `json:"user"`
-		BotID    string      `json:"bot_id"`
-		Text     string      `json:"text"`
-		TS       string      `json:"ts"`
-		ThreadTS string      `json:"thread_ts"`
-		Files    []slackFile `json:"files"`
-	} `json:"message"`
+	// Message is the message a shortcut or a button is on (a message
+	// event's fields; its channel is the interaction's).
+	Message innerEvent `json:"message"`
 	Actions []struct {
 		ActionID string `json:"action_id"`
 		Value    string `json:"value"`

@@ -43,8 +43,8 @@ func (s *Server) diagnoseMessage(ctx context.Context, in interaction) string {
 		})
 		return outcomeUnavailable
 	}
-	ev := innerEvent{Type: eventMessage, Channel: channel, User: in.Message.User, BotID: in.Message.BotID,
-		Text: in.Message.Text, TS: ts, ThreadTS: in.Message.ThreadTS, Files: in.Message.Files}
+	ev := in.Message
+	ev.Type, ev.Channel, ev.TS = eventMessage, channel, ts
 	if !s.goWork(it, func(ctx context.Context) { s.diagnose(ctx, in, ev) }) {
 		return outcomeUnavailable
 	}

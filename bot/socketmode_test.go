@@ -47,14 +47,7 @@ func TestSocketMode(t *testing.T) {
 	ts := newTestServer(t, fs, nil, socketOnly)
 	stop := runSocket(t, ts)
 
-	waitAck := func(id string) slacktest.Ack {
-		t.Helper()
-		a, ok := sock.WaitAck(id, slackDeadline)
-		if !ok {
-			t.Fatalf("no ack for %s within 3 s", id)
-		}
-		return a
-	}
+	waitAck := acker(t, sock)
 
 	// A slash command: the answer travels in the ack.
 	cmd, _ := json.Marshal(map[string]any{"command": "/vram", "text": "7b lora a100", "user_id": "U1", "channel_id": "C1", "trigger_id": "1.2.3", "response_url": fs.ResponseURL("sm")})
@@ -149,14 +142,7 @@ func TestSocketModeInteractivity(t *testing.T) {
 	})
 	stop := runSocket(t, ts)
 	defer stop()
-	waitAck := func(id string) slacktest.Ack {
-		t.Helper()
-		a, ok := sock.WaitAck(id, slackDeadline)
-		if !ok {
-			t.Fatalf("no ack for %s within 3 s", id)
-		}
-		return a
-	}
+	waitAck := acker(t, sock)
 	suggestion := []byte(slacktest.BlockSuggestion("U1", formModel, "llama").Get("payload"))
 	sock.Send(slacktest.Envelope{EnvelopeID: "env-sug", Type: "interactive", Payload: suggestion})
 	if a := waitAck("env-sug"); !strings.Contains(string(a.Payload), `"value":"llama-3.1-8b"`) {
@@ -205,5 +191,18 @@ func TestEstimateThisWorkload(t *testing.T) {
 	posts = ts.slack.Answered("chat.postMessage")
 	if len(posts) != 2 || posts[1].Args.Get("thread_ts") != "1700005000.000100" || !strings.Contains(posts[1].Args.Get("text"), "full fine-tuning") {
 		t.Errorf("estimate posts %v: %.200s", channelsOf(posts), posts[len(posts)-1].Args.Get("text"))
+	}
+}
+
+// acker returns a function that waits for an envelope's ack within Slack's
+// deadline.
+func acker(t *testing.T, sock *slacktest.Socket) func(id string) slacktest.Ack {
+	return func(id string) slacktest.Ack {
+		t.Helper()
+		a, ok := sock.WaitAck(id, slackDeadline)
+		if !ok {
+			t.Fatalf("no ack for %s within 3 s", id)
+		}
+		return a
 	}
 }
