@@ -291,6 +291,10 @@ func parseTokens(tokens []string, preset *models.Resolution) (*parsedQuery, erro
 				continue
 			}
 		}
+		// "48gb a6000": a memory that only says the GPU's own.
+		if i+1 < len(tokens) && p.gpu == nil && repeatsNextGPU(tok, tokens[i+1:]) {
+			continue
+		}
 		if err := p.token(tok); err != nil {
 			return p, err
 		}
@@ -353,20 +357,41 @@ func gpuNameWords(words []string) bool {
 	return true
 }
 
+// repeatsNextGPU reports whether tok is a memory budget equal (within
+// 10%) to the memory of the GPU the next tokens name.
+func repeatsNextGPU(tok string, next []string) bool {
+	b, ok := budgetWord(tok)
+	if !ok {
+		return false
+	}
+	g, _, ok := gpuWindow(next, 0, 2)
+	if !ok {
+		if g, ok = catalog.LookupGPU(next[0]); !ok {
+			return false
+		}
+	}
+	return sameMemory(b, g)
+}
+
+// sameMemory reports whether a budget is a GPU's marketed memory, to 10%.
+func sameMemory(b int64, g catalog.GPU) bool {
+	if g.MemoryBytes <= 0 {
+		return false
+	}
+	ratio := float64(b) / float64(g.MemoryBytes)
+	return ratio >= 0.9 && ratio <= 1.1
+}
+
 // skipRepeatedMemory reports 1 when tokens[i] is a memory budget that
 // repeats the GPU's own ("rtx 4090 24gb"), which then is no second GPU.
 func (p *parsedQuery) skipRepeatedMemory(tokens []string, i int, g catalog.GPU) int {
 	if i >= len(tokens) {
 		return 0
 	}
-	b, ok := budgetWord(tokens[i])
-	if !ok || g.MemoryBytes <= 0 {
-		return 0
+	if b, ok := budgetWord(tokens[i]); ok && sameMemory(b, g) {
+		return 1
 	}
-	if ratio := float64(b) / float64(g.MemoryBytes); ratio < 0.9 || ratio > 1.1 {
-		return 0
-	}
-	return 1
+	return 0
 }
 
 // gpuCountPrefix reads "8x" (or "8×") as a GPU count.
@@ -480,7 +505,7 @@ var bareValues = []struct {
 	key    string
 	values []string
 }{
-	{"precision", append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "int4", "awq", "gptq", "mxfp4", "nvfp4"}, ggufBareNames()...)}, // not fp8: precision or kv
+	{"precision", append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "int4", "awq", "gptq", "mxfp4", "nvfp4", "4bit", "8bit"}, ggufBareNames()...)}, // not fp8: precision or kv
 	{"optim", []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"}},
 	{"attn", []string{"flash", "sdpa", "eager"}},
 	{"engine", []string{"vllm", "sglang", "tgi", "llama.cpp", "ollama"}},

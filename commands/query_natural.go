@@ -183,8 +183,8 @@ func questionTokens(tokens []string) (out []string, serving bool) {
 		case l == "deepspeed":
 			out = append(out, "framework=deepspeed")
 			continue
-		case l == "scratch":
-			out = append(out, "full") // "train from scratch"
+		case l == "scratch" || l == "fully" || l == "full-parameter":
+			out = append(out, "full") // "train from scratch", "finetune fully"
 			continue
 		case servingWords[l]:
 			serving = true

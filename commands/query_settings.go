@@ -47,6 +47,11 @@ var keyAliases = map[string]string{
 	"kv-dtype": "kv", "tensor-parallel": "tp", "pipeline-parallel": "pp", "model-len": "seq",
 }
 
+// fullFinetuneBelow is the size under which "finetune" means every weight:
+// encoders and small decoders (BERT, GPT-2, T5-base) are fully fine-tuned,
+// LLMs with adapters.
+const fullFinetuneBelow = 1_000_000_000
+
 // precisionFlags are boolean settings that name a precision
 // (TrainingArguments' bf16=True is AMP in bf16; bitsandbytes'
 // load_in_4bit=True is NF4 weights).
@@ -345,8 +350,13 @@ func (p *parsedQuery) query() (Query, error) {
 	w.Method = p.method
 	if w.Method == "" && p.loose != "" {
 		w.Method = p.loose
-		if p.loose == memory.MethodLoRA {
-			w.Assumptions = append(w.Assumptions, fmt.Sprintf("'%s' read as LoRA, the usual way to fine-tune on one GPU: say full to train every weight, qlora for 4-bit weights", showToken(p.looseTok)))
+		switch {
+		case p.loose != memory.MethodLoRA:
+		case m.Params > 0 && m.Params < fullFinetuneBelow:
+			w.Method = memory.MethodFull
+			w.Assumptions = append(w.Assumptions, fmt.Sprintf("'%s' read as full fine-tuning, the usual way for a model under 1B parameters: say lora for adapters", showToken(p.looseTok)))
+		default:
+			w.Assumptions = append(w.Assumptions, fmt.Sprintf("'%s' read as LoRA, the usual way to fine-tune an LLM on one GPU: say full to train every weight, qlora for 4-bit weights", showToken(p.looseTok)))
 		}
 	}
 	if w.Method == memory.MethodLoRA && p.kv["precision"] != "" {
