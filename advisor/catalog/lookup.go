@@ -253,7 +253,7 @@ func ModelForSize(params int64) Model {
 	}
 	m.MaxPositionEmbeddings = 4096
 	perLayer := m.LayerParams()
-	fixed := 2*m.EmbeddingParams() + m.normParams()
+	fixed := 2*m.EmbeddingParams() + int64(m.HiddenSize) // untied head, final RMSNorm
 	m.NumLayers = max(1, int(math.Round(float64(params-fixed)/float64(perLayer))))
 	m.Params = params
 	m.Name = FormatSize(params)

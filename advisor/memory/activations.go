@@ -3,6 +3,7 @@ package memory
 import (
 	"math"
 
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
 )
 
@@ -245,18 +246,32 @@ func logitsBytes(w Workload, m catalog.Model, r regime) float64 {
 	return b
 }
 
-// kvCacheBytes is 2 (K and V) × decoder layers × KV heads × head_dim ×
-// tokens × batch × bytes, GQA-aware (memory-model.md §1.4); fp8 halves it.
-// Split over TP ranks by heads and over PP stages by layers.
+// kvCacheBytes is the KV cache of the batch at the workload's sequence
+// length (arch.Model.KVCacheBytes: every attention layer's K and V, GQA-aware,
+// memory-model.md §1.4; sliding and chunked layers capped at their window;
+// MLA's latent; linear-attention layers' fixed state). fp8 halves the KV.
+// Split over TP ranks by heads (an MLA latent is replicated on every rank)
+// and over PP stages by layers.
 func kvCacheBytes(w Workload, m catalog.Model) float64 {
 	if w.Method != MethodInference {
 		return 0
 	}
-	per := 2.0
-	if w.KVCacheDtype == "fp8" {
-		per = 1
+	elem := kvElemBytes(w.KVCacheDtype)
+	var kv float64
+	for _, g := range m.AttentionGroups() {
+		b := g.CacheBytes(w.SeqLen, w.Batch, elem)
+		if g.Kind != arch.KindMLA {
+			b /= float64(w.TP)
+		}
+		kv += b
 	}
-	kv := 2 * float64(m.DecoderLayers()) * float64(m.NumKVHeads) * float64(m.HeadDim) *
-		float64(w.SeqLen) * float64(w.Batch) * per
-	return kv / float64(w.TP) / float64(w.PP)
+	return kv / float64(w.PP)
+}
+
+// kvElemBytes is the bytes of one cached K or V element.
+func kvElemBytes(dtype string) float64 {
+	if dtype == "fp8" {
+		return 1
+	}
+	return halfBytes
 }
