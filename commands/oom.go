@@ -192,7 +192,7 @@ func causesSection(cs []oom.Cause) reply.Section {
 func stageSection(st fix.Stage) reply.Section {
 	s := reply.Section{Title: fmt.Sprintf("Stage %d: %s", st.Stage, st.Title)}
 	for i, f := range st.Fixes {
-		item := fmt.Sprintf("%d) %s", i+1, f.Title)
+		item := fmt.Sprintf("%d) %s", i+1, f.Heading())
 		if f.Cost != "" {
 			item += " — cost: " + f.Cost
 		}

@@ -3,9 +3,11 @@ package commands
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"testing"
 
+	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/internal/golden"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
@@ -135,5 +137,42 @@ func TestOOMNilOffers(t *testing.T) {
 	r := OOM(context.Background(), "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 99.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 20.00 GiB is free.", nil)
 	if r.Title == "" || r.Result.(OOMResult).Offers != nil {
 		t.Fatalf("reply %+v", r)
+	}
+}
+
+// TestOOMAndVRAMNameFixesAlike is the acceptance of the one fix catalogue:
+// an HF Trainer OOM in backward and the /vram plan for a workload that
+// does not fit propose the same fixes under the same ids, and every id
+// either side gives is a catalogue id.
+func TestOOMAndVRAMNameFixesAlike(t *testing.T) {
+	oomRes := OOM(context.Background(), "  File \"/opt/site-packages/transformers/trainer.py\", line 3782, in training_step\n    self.accelerator.backward(loss, **kwargs)\n"+
+		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.23 GiB is free. Of the allocated memory 20.10 GiB is allocated by PyTorch, and 1.35 GiB is reserved by PyTorch but unallocated.", nil).Result.(OOMResult)
+	vram, err := VRAM(context.Background(), "7b lora bs=8 seq=4096 4090 framework=hf", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(stages []fix.Stage) map[string]fix.Fix {
+		out := map[string]fix.Fix{}
+		for _, s := range stages {
+			for _, f := range s.Fixes {
+				if _, ok := fix.Lookup(f.ID); !ok {
+					t.Errorf("fix id %q is not in the catalogue", f.ID)
+				}
+				out[f.ID] = f
+			}
+		}
+		return out
+	}
+	fromOOM, fromVRAM := ids(oomRes.Diagnosis.Stages), ids(vram.Result.(VRAMResult).Stages)
+	for _, id := range []string{fix.GradAccum, fix.GradCheckpointing} {
+		o, inOOM := fromOOM[id]
+		v, inVRAM := fromVRAM[id]
+		if !inOOM || !inVRAM {
+			t.Errorf("%s: in oom %v, in vram %v; want both (oom %v, vram %v)", id, inOOM, inVRAM, slices.Collect(maps.Keys(fromOOM)), slices.Collect(maps.Keys(fromVRAM)))
+			continue
+		}
+		if o.Title != v.Title || o.Cost != v.Cost {
+			t.Errorf("%s: oom says %q (%s), vram %q (%s)", id, o.Title, o.Cost, v.Title, v.Cost)
+		}
 	}
 }

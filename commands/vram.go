@@ -273,7 +273,7 @@ func vramScaleOutSection(so *plan.ScaleOut, w memory.Workload) reply.Section {
 	var last fix.Fix
 	for _, st := range so.Stages {
 		for _, f := range st.Fixes {
-			s.Items = append(s.Items, fmt.Sprintf("%s (cost: %s)", f.Title, f.Cost))
+			s.Items = append(s.Items, fmt.Sprintf("%s (cost: %s)", f.Heading(), f.Cost))
 			last = f
 		}
 	}
@@ -284,7 +284,7 @@ func vramScaleOutSection(so *plan.ScaleOut, w memory.Workload) reply.Section {
 }
 
 func vramFixSection(f fix.Fix) reply.Section {
-	s := reply.Section{Title: f.Title}
+	s := reply.Section{Title: f.Heading()}
 	var text []string
 	if f.SavesBytes != nil && f.TotalAfterBytes != nil {
 		text = append(text, fmt.Sprintf("Saves %s → %s per GPU.", vramGiB(*f.SavesBytes), vramGiB(*f.TotalAfterBytes)))

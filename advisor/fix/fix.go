@@ -1,23 +1,15 @@
-// Package fix holds the staged-fix types shared by the planner (fixes for a
-// workload that does not fit) and the OOM diagnosis (fixes for a cause seen
-// in a paste), so both render and serialise the same way.
+// Package fix is the one fix catalogue (DESIGN.md §2, §5): every staged fix
+// the bot can propose, with one id, one title, one cost and one snippet per
+// framework, used by the OOM diagnosis (fixes for a cause seen in a paste)
+// and the /vram planner (fixes for a workload that does not fit), so both
+// name, render and serialise a fix the same way.
+//
+// Snippets that need numbers (a micro-batch, a model id, a dtype, a context
+// length) are text/template sources with the named parameters of Params,
+// filled by the planner with its values and by the diagnosis with the
+// paste's (Make puts placeholders where a value is unknown). Adding a fix or
+// a framework is adding data: a Def in defs.go, a row in frameworks.go.
 package fix
-
-// Framework is the training or serving stack a snippet is written for.
-type Framework string
-
-// Frameworks a snippet can be written for; Unknown means "plain PyTorch is a
-// safe default".
-const (
-	FrameworkUnknown   Framework = ""
-	FrameworkPyTorch   Framework = "pytorch"
-	FrameworkHF        Framework = "hf-trainer" // transformers Trainer / TRL / accelerate
-	FrameworkLightning Framework = "lightning"
-	FrameworkDeepSpeed Framework = "deepspeed"
-	FrameworkKeras     Framework = "keras" // TensorFlow / Keras
-	FrameworkJAX       Framework = "jax"
-	FrameworkVLLM      Framework = "vllm"
-)
 
 // Level is a stage of DESIGN.md §5, easiest first.
 type Level int
@@ -48,17 +40,28 @@ func (l Level) Title() string {
 	return "Other"
 }
 
-// Fix is one concrete change. SavesBytes and TotalAfterBytes are per GPU and
-// nil when the fix cannot be quantified (e.g. an OOM paste with no workload).
+// Fix is one concrete change. ID, Title and Cost are the catalogue's;
+// Detail is what the caller's numbers add ("micro-batch 2 × 4 steps").
+// SavesBytes and TotalAfterBytes are per GPU and nil when the fix cannot be
+// quantified (e.g. an OOM paste that does not describe its workload).
 type Fix struct {
 	ID              string `json:"id"`
 	Title           string `json:"title"`
+	Detail          string `json:"detail,omitempty"`
 	SavesBytes      *int64 `json:"saves_bytes"`
 	TotalAfterBytes *int64 `json:"total_after_bytes"`
 	Cost            string `json:"cost"`
 	Snippet         string `json:"snippet,omitempty"`
-	// SnippetLang is the fence language for rendering ("python", "bash", "json", "yaml").
+	// SnippetLang is the fence language for rendering ("python", "bash", "json", "yaml", "text").
 	SnippetLang string `json:"snippet_lang,omitempty"`
+}
+
+// Heading is the title with the detail, as a reply shows it.
+func (f Fix) Heading() string {
+	if f.Detail == "" {
+		return f.Title
+	}
+	return f.Title + " — " + f.Detail
 }
 
 // Stage groups fixes of one Level. Stage is the 1-based position in the

@@ -90,7 +90,7 @@ func Diagnose(r Report) Diagnosis {
 	}
 	if len(b.causes) == 0 {
 		b.cause(CauseNoNumbers, "The paste does not say where the memory went",
-			"no byte counts and no stack frame that places the OOM", fixMicroBatch, fixCheckpointing, fixBF16)
+			"no byte counts and no stack frame that places the OOM", fix.GradAccum, fix.GradCheckpointing, fix.MixedPrecision)
 	}
 	d.Causes = b.causes
 	d.Stages = b.stages()
@@ -161,37 +161,37 @@ func (b *builder) numbers() {
 	tried, total, free, alloc := r.TriedToAllocateBytes, r.TotalCapacityBytes, r.FreeBytes, r.AllocatedByFrameworkBytes
 	if r.Extra["non_fatal"] == true {
 		b.cause(CauseNotAFailure, "Only allocator warnings: TensorFlow says this is not a failure",
-			"every OOM line ends with \"The caller indicates that this is not a failure\"; the crash, if any, is elsewhere in the log", fixTFGrowth)
+			"every OOM line ends with \"The caller indicates that this is not a failure\"; the crash, if any, is elsewhere in the log", fix.TFMemoryGrowth)
 	}
 	if tried != nil && *tried == 0 {
 		b.cause(CauseEmptyRequest, "A 0-byte request failed: an empty tensor, not a full GPU",
-			"tried to allocate 0 bytes", fixShapeBug)
+			"tried to allocate 0 bytes", fix.CheckShapes)
 	}
 	if tried != nil && total != nil && *total > 0 {
 		switch {
 		case *tried >= absurdFactor**total || *tried >= 1<<40:
 			b.cause(CauseShapeBug, "The request is absurd for this GPU: a shape bug, not a capacity problem",
-				fmt.Sprintf("tried to allocate %s on a %s GPU (%.0f×)", GiB(*tried), GiB(*total), float64(*tried)/float64(*total)), fixShapeBug)
+				fmt.Sprintf("tried to allocate %s on a %s GPU (%.0f×)", GiB(*tried), GiB(*total), float64(*tried)/float64(*total)), fix.CheckShapes)
 		case *tried > *total:
 			b.cause(CauseRequestOverTotal, "One tensor is bigger than the whole GPU",
 				fmt.Sprintf("tried to allocate %s; the GPU has %s in total — %s", GiB(*tried), GiB(*total), bigTensorHint(r)),
-				fixMicroBatch, fixSDPA, fixChunkedLoss, fixCheckpointing, fixBiggerGPU)
+				fix.GradAccum, fix.FlashAttention, fix.ChunkedLoss, fix.GradCheckpointing, fix.BiggerGPU)
 			b.need = max(b.need, *tried+val(alloc))
 		}
 	}
 	if alloc != nil && total != nil && *alloc > *total && r.Format != FormatMPS && r.Format != FormatTFBFC {
 		b.cause(CauseSharedMemory, "Allocated memory exceeds the GPU's capacity: the driver spilled into shared system memory",
 			fmt.Sprintf("%s allocated on a %s GPU — the Windows driver's sysmem fallback, which is slow and ends in an OOM anyway", GiB(*alloc), GiB(*total)),
-			fixMicroBatch, fixBF16, fixCheckpointing, fixSysmemFallback)
+			fix.GradAccum, fix.MixedPrecision, fix.GradCheckpointing, fix.SysmemFallback)
 	}
 	if ru, ok := reservedUnallocated(r); ok && total != nil && ru > 0 && float64(ru) >= fragmentedShare*float64(*total) && (tried == nil || ru >= *tried) {
 		b.cause(CauseFragmentation, "Fragmentation: the allocator holds free memory it cannot hand out in one piece",
 			fmt.Sprintf("%s is reserved by PyTorch but unallocated, more than the %s requested", GiB(ru), GiB(val(tried))),
-			fixExpandableSegments, fixMicroBatch)
+			fix.ExpandableSegments, fix.GradAccum)
 	}
 	if v, ok := r.Extra["allowed_bytes"].(int64); ok {
 		b.cause(CauseAllocatorCap, "A per-process memory fraction caps this process",
-			fmt.Sprintf("the message says %s allowed (torch.cuda.set_per_process_memory_fraction) although %s is free", GiB(v), GiB(val(free))), fixRaiseFraction)
+			fmt.Sprintf("the message says %s allowed (torch.cuda.set_per_process_memory_fraction) although %s is free", GiB(v), GiB(val(free))), fix.RaiseMemoryFraction)
 	}
 	b.otherProcesses()
 	if tried != nil && free != nil && *free >= *tried && *tried > 0 && !b.has(CauseAllocatorCap) && !b.has(CauseFragmentation) {
@@ -200,7 +200,7 @@ func (b *builder) numbers() {
 			ev += fmt.Sprintf("; free exceeds the %s total, as on unified-memory APUs where the driver's numbers disagree", GiB(*total))
 		}
 		b.cause(CauseFreeButFailed, "The request failed although enough memory is reported free",
-			ev+" — no contiguous block, a driver-side limit or memory taken between the check and the call", fixExpandableSegments, fixMicroBatch)
+			ev+" — no contiguous block, a driver-side limit or memory taken between the check and the call", fix.ExpandableSegments, fix.GradAccum)
 	}
 }
 
@@ -218,7 +218,7 @@ func (b *builder) gpuFull() {
 		ev += fmt.Sprintf(" (%s free)", GiB(*free))
 	}
 	b.cause(CauseGPUFull, "The GPU is full with this job's own tensors", ev,
-		fixMicroBatch, fixCheckpointing, fixBF16, fixSDPA)
+		fix.GradAccum, fix.GradCheckpointing, fix.MixedPrecision, fix.FlashAttention)
 }
 
 // bigTensorHint says which tensor is usually that big, from the phase.
@@ -262,7 +262,7 @@ func (b *builder) otherProcesses() {
 	if len(r.OtherProcesses) > 0 && others > 0 {
 		b.cause(CauseOtherProcesses, "Other processes hold memory on this GPU",
 			fmt.Sprintf("%s held by %s — a stale notebook kernel, a zombie worker or another job", GiB(others), processList(r.OtherProcesses)),
-			fixKillOther, fixOneProcessPerGPU)
+			fix.KillOtherProcess, fix.OneProcessPerGPU)
 		return
 	}
 	if r.TotalCapacityBytes == nil || r.FreeBytes == nil || own == 0 || r.Format == FormatMPS {
@@ -273,7 +273,7 @@ func (b *builder) otherProcesses() {
 		b.cause(CauseOtherProcesses, "Memory is held outside this process",
 			fmt.Sprintf("of %s, %s is free and this process accounts for %s: about %s is used elsewhere (another process or notebook)",
 				GiB(*r.TotalCapacityBytes), GiB(*r.FreeBytes), GiB(own), GiB(missing)),
-			fixKillOther, fixOneProcessPerGPU)
+			fix.KillOtherProcess, fix.OneProcessPerGPU)
 	}
 }
 
@@ -311,13 +311,13 @@ func (b *builder) byFormat() {
 			}
 		}
 		b.cause(CauseVLLM, "vLLM's KV cache does not fit in gpu_memory_utilization × GPU after the weights", ev,
-			fixVLLMMaxModelLen, fixVLLMUtilization, fixVLLMFP8KV, fixVLLMTP, fixQuantize, fixBiggerGPU)
+			fix.MaxModelLen, fix.GPUMemoryUtilization, fix.FP8KVCache, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU)
 	case r.Framework == FrameworkVLLM && r.Format == FormatXLA:
 		b.cause(CauseVLLM, "vLLM on TPU could not reserve its program memory",
-			"the TPU runtime could not reserve the compiled program's memory; on TPU this is fixed by lowering gpu_memory_utilization", fixVLLMUtilizationLower, fixVLLMMaxModelLen)
+			"the TPU runtime could not reserve the compiled program's memory; on TPU this is fixed by lowering gpu_memory_utilization", fix.LowerGPUMemoryUtil, fix.MaxModelLen)
 	case r.Extra["stack"] == "text-generation-inference" && r.Format == FormatOther:
 		b.cause(CauseTGI, "TGI cannot fit its prefill token budget after loading the model",
-			"TGI warms up with --max-batch-prefill-tokens tokens and that batch does not fit", fixTGIPrefill, fixQuantize, fixVLLMTP)
+			"TGI warms up with --max-batch-prefill-tokens tokens and that batch does not fit", fix.MaxBatchedTokens, fix.NF4Weights, fix.TensorParallel)
 	case r.Format == FormatCPUAlloc || r.Extra["kind"] == "dataloader-worker-killed" || r.Extra["kind"] == "oom-killed" || r.Extra["kind"] == "pinned-host-alloc-failed":
 		ev := "the allocation that failed is host RAM, not GPU memory"
 		if t := r.TriedToAllocateBytes; t != nil {
@@ -326,36 +326,36 @@ func (b *builder) byFormat() {
 				ev += " — a size that large is a shape bug"
 			}
 		}
-		b.cause(CauseHostRAM, "The machine ran out of host RAM", ev, fixDataLoader, fixShapeBug)
+		b.cause(CauseHostRAM, "The machine ran out of host RAM", ev, fix.DataLoaderWorkers, fix.CheckShapes)
 	case r.Format == FormatMPS:
 		b.cause(CauseMPSWatermark, "Apple MPS hit its high-watermark limit",
 			fmt.Sprintf("MPS allocated %s plus other allocations against a limit of %s", GiB(val(r.AllocatedByFrameworkBytes)), GiB(val(r.TotalCapacityBytes))),
-			fixMicroBatch, fixMPSWatermark, fixBF16)
+			fix.GradAccum, fix.MPSWatermark, fix.MixedPrecision)
 	case r.Format == FormatCuBLAS:
 		b.cause(CauseFullBeforeFirstOp, "cuBLAS could not create its handle: the GPU was already full at the first matmul",
-			"CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate — the workspace allocation failed", fixKillOther, fixQuantize, fixDeviceMap)
+			"CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate — the workspace allocation failed", fix.KillOtherProcess, fix.NF4Weights, fix.LayerOffload)
 	case r.Extra["backend"] == "xpu-ipex-old" || r.Extra["backend"] == "xpu":
 		if t := r.TriedToAllocateBytes; t != nil && *t > 4*gib && val(r.AllocatedByFrameworkBytes) == 0 {
 			b.cause(CauseSingleBlockLimit, "Intel GPUs refuse single allocations above 4 GiB by default",
-				fmt.Sprintf("one allocation of %s on an otherwise empty XPU", GiB(*t)), fixMicroBatch, fixXPULargeAlloc)
+				fmt.Sprintf("one allocation of %s on an otherwise empty XPU", GiB(*t)), fix.GradAccum, fix.XPULargeAllocations)
 		}
 	case r.Format == FormatTFBFC || r.Framework == FrameworkTensorFlow:
 		ev := "TensorFlow's BFC allocator could not place the tensor"
 		if s, ok := r.Extra["shape"].([]int); ok && len(s) > 0 {
 			ev = fmt.Sprintf("tensor of shape %v (%s as float32); the first dimension is usually the batch", s, GiB(shapeBytes(s, 4)))
 		}
-		b.cause(CauseTFPrealloc, "The tensor does not fit in TensorFlow's GPU allocator", ev, fixMicroBatch, fixTFMixed, fixTFGrowth)
+		b.cause(CauseTFPrealloc, "The tensor does not fit in TensorFlow's GPU allocator", ev, fix.GradAccum, fix.MixedPrecision, fix.TFMemoryGrowth)
 	case r.Format == FormatXLA || r.Framework == FrameworkJAX:
 		ev := "XLA could not allocate the buffer"
 		if u, ok := r.Extra["hbm_used_bytes"].(int64); ok && r.TotalCapacityBytes != nil {
 			ev = fmt.Sprintf("the compiled program needs %s of HBM; the chip has %s", GiB(u), GiB(*r.TotalCapacityBytes))
 		}
-		b.cause(CauseJAXPrealloc, "The XLA program does not fit in device memory", ev, fixJAXMemFraction, fixMicroBatch, fixJAXRemat, fixJAXShard)
+		b.cause(CauseJAXPrealloc, "The XLA program does not fit in device memory", ev, fix.JAXMemFraction, fix.GradAccum, fix.GradCheckpointing, fix.Zero3)
 	}
 	if k, _ := r.Extra["kind"].(string); k == "cuda-error-out-of-memory" || k == "thc-cuda-runtime-error-2" {
 		b.cause(CauseNoNumbers, "A raw CUDA out-of-memory error: no numbers, and the stack may be elsewhere",
 			"cudaErrorMemoryAllocation came from outside the caching allocator (a kernel, a library, context creation); CUDA reports it asynchronously",
-			fixKillOther, fixLaunchBlocking, fixMicroBatch)
+			fix.KillOtherProcess, fix.CUDALaunchBlocking, fix.GradAccum)
 	}
 }
 
@@ -387,27 +387,27 @@ func (b *builder) byPhase() {
 		if est, ok := weightsEstimate(r); ok {
 			evidence += "; " + est
 		}
-		b.cause(CauseLoad, title, evidence, fixQuantize, fixDeviceMap, fixKillOther, fixBiggerGPU)
+		b.cause(CauseLoad, title, evidence, fix.NF4Weights, fix.LayerOffload, fix.KillOtherProcess, fix.BiggerGPU)
 	case PhaseBackward, PhaseForward:
 		if graphStack {
 			// Keras and JAX: the batch and precision are the levers.
-			b.cause(CauseForward, "Activations of the batch do not fit", ev, fixMicroBatch, fixTFMixed, fixJAXRemat, fixBF16, fixCheckpointing)
+			b.cause(CauseForward, "Activations of the batch do not fit", ev, fix.GradAccum, fix.MixedPrecision, fix.GradCheckpointing, fix.MixedPrecision, fix.GradCheckpointing)
 		} else if r.Phase == PhaseBackward {
 			b.cause(CauseBackward, "Activations saved for backward exceed the memory left after weights, gradients and optimizer states", ev,
-				fixMicroBatch, fixCheckpointing, fixBF16, fixSDPA, fixLoRA, fix8bitOptim, fixZeRO)
+				fix.GradAccum, fix.GradCheckpointing, fix.MixedPrecision, fix.FlashAttention, fix.LoRA, fix.Optim8bit, fix.Zero2)
 		} else {
 			b.cause(CauseForward, "Forward activations of the batch do not fit", ev,
-				fixMicroBatch, fixCheckpointing, fixBF16, fixSDPA, fixInferenceMode)
+				fix.GradAccum, fix.GradCheckpointing, fix.MixedPrecision, fix.FlashAttention, fix.InferenceMode)
 		}
 	case PhaseOptimizer:
 		b.cause(CauseOptimizer, "Optimizer states (Adam keeps two fp32 copies per parameter) do not fit", ev,
-			fix8bitOptim, fixLoRA, fixZeRO, fixBiggerGPU)
+			fix.Optim8bit, fix.LoRA, fix.Zero2, fix.BiggerGPU)
 	case PhaseEval:
 		b.cause(CauseEval, "Evaluation keeps more than it needs: autograd graphs, accumulated outputs, a bigger eval batch", ev,
-			fixInferenceMode, fixItem, fixEvalBatch)
+			fix.InferenceMode, fix.ItemForLoggedLosses, fix.SmallerEvalBatch)
 	case PhaseGenerate:
 		b.cause(CauseGenerate, "Generation's KV cache and logits grow with batch × length", ev,
-			fixInferenceMode, fixGenerateLimits, fixQuantize)
+			fix.InferenceMode, fix.SmallerBatch, fix.MaxModelLen, fix.NF4Weights)
 	}
 }
 

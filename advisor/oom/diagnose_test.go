@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vrambot/vrambot/advisor/fix"
+	"github.com/vrambot/vrambot/internal/oomcorpus"
 )
 
 func fixIDs(d Diagnosis) []string {
@@ -42,32 +43,32 @@ func TestDiagnose(t *testing.T) {
 		noFixes    []string
 	}{
 		{"fragmentation", msg("10.08 GiB", "22.20 GiB", "687.12 MiB", "", "9.71 GiB", "10.61 GiB"),
-			CauseFragmentation, []string{fixExpandableSegments}, nil},
+			CauseFragmentation, []string{fix.ExpandableSegments}, nil},
 		{"request over total", msg("27.12 GiB", "11.99 GiB", "0 bytes", "", "1.00 GiB", "0 bytes"),
-			CauseRequestOverTotal, []string{fixMicroBatch, fixBiggerGPU}, nil},
+			CauseRequestOverTotal, []string{fix.GradAccum, fix.BiggerGPU}, nil},
 		{"absurd request", msg("13535.27 GiB", "79.14 GiB", "61.76 GiB", "", "14.34 GiB", "2.53 GiB"),
-			CauseShapeBug, []string{fixShapeBug}, []string{fixBiggerGPU}},
+			CauseShapeBug, []string{fix.CheckShapes}, []string{fix.BiggerGPU}},
 		{"other processes", msg("30.00 MiB", "79.32 GiB", "6.88 MiB", "Process 1 has 9.89 GiB memory in use. Process 2 has 35.03 GiB memory in use. Including non-PyTorch memory, this process has 10.58 GiB memory in use. ", "9.56 GiB", "534.22 MiB"),
-			CauseOtherProcesses, []string{fixKillOther}, nil},
+			CauseOtherProcesses, []string{fix.KillOtherProcess}, nil},
 		{"own process in a container", msg("3.39 GiB", "79.32 GiB", "2.40 GiB", "Process 105400 has 76.92 GiB memory in use. ", "73.28 GiB", "1.59 GiB"),
-			CauseGPUFull, []string{fixMicroBatch}, []string{fixKillOther}},
+			CauseGPUFull, []string{fix.GradAccum}, []string{fix.KillOtherProcess}},
 		{"sysmem fallback", msg("30.00 MiB", "11.00 GiB", "0 bytes", "", "16.98 GiB", "696.75 MiB"),
-			CauseSharedMemory, []string{fixSysmemFallback}, nil},
+			CauseSharedMemory, []string{fix.SysmemFallback}, nil},
 		{"allowed cap", "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 255.98 GiB of which 244.65 GiB is free. 1.05 GiB allowed; Of the allocated memory 1017.01 MiB is allocated by PyTorch, and 54.99 MiB is reserved by PyTorch but unallocated.",
-			CauseAllocatorCap, []string{fixRaiseFraction}, nil},
+			CauseAllocatorCap, []string{fix.RaiseMemoryFraction}, nil},
 		{"optimizer step", "  File \"/x/torch/optim/adamw.py\", line 440, in _single_tensor_adamw\n    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)\n" + msg("2.00 GiB", "15.78 GiB", "373.44 MiB", "", "14.10 GiB", "100.00 MiB"),
-			CauseOptimizer, []string{fix8bitOptim, fixZeRO}, nil},
+			CauseOptimizer, []string{fix.Optim8bit, fix.Zero2}, nil},
 		{"vllm kv", "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
-			CauseVLLM, []string{fixVLLMUtilization, fixVLLMMaxModelLen}, []string{fixExpandableSegments}},
+			CauseVLLM, []string{fix.GPUMemoryUtilization, fix.MaxModelLen}, []string{fix.ExpandableSegments}},
 		{"tf", "ResourceExhaustedError: OOM when allocating tensor with shape[256,112,112,64] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n\t [[Node: InceptionV1/Conv2d_1a_7x7/Conv2D = Conv2D[T=DT_FLOAT]()]]",
-			CauseTFPrealloc, []string{fixTFGrowth, fixTFMixed, fixMicroBatch}, []string{fixInferenceMode, fixSDPA, fixJAXRemat}},
+			CauseTFPrealloc, []string{fix.TFMemoryGrowth, fix.MixedPrecision, fix.GradAccum}, []string{fix.InferenceMode, fix.FlashAttention}},
 		{"jax", "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.",
-			CauseJAXPrealloc, []string{fixJAXMemFraction}, []string{fixTFGrowth}},
+			CauseJAXPrealloc, []string{fix.JAXMemFraction}, []string{fix.TFMemoryGrowth}},
 		{"host ram", "RuntimeError: [enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator: can't allocate memory: you tried to allocate 116813856768 bytes. Error code 12 (Cannot allocate memory)",
-			CauseHostRAM, []string{fixDataLoader}, []string{fixExpandableSegments}},
+			CauseHostRAM, []string{fix.DataLoaderWorkers}, []string{fix.ExpandableSegments}},
 		{"tf warning only", "2020-09-24 21:35:23.363348: W tensorflow/core/common_runtime/bfc_allocator.cc:246] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.02GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
 			CauseNotAFailure, nil, nil},
-		{"raw cuda error", "RuntimeError: CUDA error: out of memory", CauseNoNumbers, []string{fixLaunchBlocking}, nil},
+		{"raw cuda error", "RuntimeError: CUDA error: out of memory", CauseNoNumbers, []string{fix.CUDALaunchBlocking}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +115,7 @@ func TestDiagnoseIdiom(t *testing.T) {
 	}
 	for _, s := range Diagnose(r).Stages {
 		for _, f := range s.Fixes {
-			if f.ID == fixMicroBatch && !strings.Contains(f.Snippet, "gradient_accumulation_steps") {
+			if f.ID == fix.GradAccum && !strings.Contains(f.Snippet, "gradient_accumulation_steps") {
 				t.Errorf("micro-batch snippet is not the HF Trainer one: %q", f.Snippet)
 			}
 		}
@@ -152,5 +153,33 @@ func TestDiagnoseNotDetected(t *testing.T) {
 	}
 	if d.Causes == nil || d.Stages == nil {
 		t.Errorf("nil slices would marshal as null, not []: %+v", d)
+	}
+}
+
+// TestDiagnosisFixesAreInTheCatalogue runs the diagnosis over every real
+// paste and checks that each fix it proposes is the catalogue's, with the
+// catalogue's title and level: `oom --json` and `vram --json` name one fix
+// the same.
+func TestDiagnosisFixesAreInTheCatalogue(t *testing.T) {
+	seen := map[string]bool{}
+	for _, set := range []string{oomcorpus.Public, oomcorpus.Extra} {
+		for _, c := range oomcorpus.MustLoad(set) {
+			for _, s := range Diagnose(Parse(c.Text)).Stages {
+				for _, f := range s.Fixes {
+					d, ok := fix.Lookup(f.ID)
+					if !ok {
+						t.Errorf("%s/%s: fix %q is not in the catalogue", set, c.File, f.ID)
+						continue
+					}
+					if f.Title != d.Title || s.Level != d.Level {
+						t.Errorf("%s/%s: fix %s titled %q at level %d, the catalogue says %q at %d", set, c.File, f.ID, f.Title, s.Level, d.Title, d.Level)
+					}
+					seen[f.ID] = true
+				}
+			}
+		}
+	}
+	if len(seen) < 20 {
+		t.Errorf("the corpus exercises only %d fixes: %v", len(seen), seen)
 	}
 }

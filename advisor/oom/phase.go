@@ -453,6 +453,10 @@ func eagerOpPhase(op string) string {
 func detectStack(text string, k kind) fix.Framework {
 	lower := strings.ToLower(text)
 	switch {
+	case k == kindSGLang || strings.Contains(lower, "sglang"):
+		return fix.FrameworkSGLang
+	case k == kindTGI || isTGI(text):
+		return fix.FrameworkTGI
 	case k == kindVLLMKV || strings.Contains(lower, "vllm"):
 		return fix.FrameworkVLLM
 	case strings.Contains(lower, "deepspeed"):

@@ -9,10 +9,12 @@ import (
 	"github.com/vrambot/vrambot/advisor/memory"
 )
 
-// candidate is one kind of fix the planner can try.
+// candidate is one kind of fix the planner can try: a fix of the
+// catalogue (advisor/fix), which owns its id, level, title, cost and
+// snippets, and the planner's own knowledge of when it applies and what it
+// does to the workload.
 type candidate struct {
-	id    string
-	level fix.Level
+	id string
 	// changesMethod marks fixes that change what is trained or the weights'
 	// precision (LoRA, QLoRA, quantised weights): quality may change.
 	changesMethod bool
@@ -29,32 +31,22 @@ type candidate struct {
 	params func(w memory.Workload, g catalog.GPU) []int
 	// apply returns w with the fix; the planner re-resolves the result.
 	apply func(w memory.Workload, g catalog.GPU, param int) memory.Workload
-	// describe fills Title, Cost, Snippet and SnippetLang.
-	describe func(before, after memory.Workload, g catalog.GPU, fw fix.Framework, param int) fix.Fix
+	// values are the numbers the catalogue's detail and snippets are
+	// written with, for the step from before to after.
+	values func(before, after memory.Workload, g catalog.GPU, param int) fix.Params
 }
 
-// Fix IDs. They are stable: clients and tests key on them.
-const (
-	IDGradAccum         = "grad-accum"
-	IDMixedPrecision    = "mixed-precision"
-	IDGradCheckpointing = "grad-checkpointing"
-	IDFlashAttention    = "flash-attention"
-	IDLoRA              = "lora"
-	IDOptim8bit         = "optim-8bit"
-	IDChunkedLoss       = "chunked-loss"
-	IDQLoRA             = "qlora"
-	IDZero2             = "zero-2"
-	IDZero3             = "zero-3"
-	IDZeroOffload       = "zero-offload"
-	IDParamOffload      = "param-offload"
-	IDTensorParallel    = "tensor-parallel"
-	IDHalfPrecision     = "half-precision"
-	IDFP8KVCache        = "fp8-kv-cache"
-	IDMaxModelLen       = "max-model-len"
-	IDSmallerBatch      = "smaller-batch"
-	IDInt8Weights       = "int8-weights"
-	IDNF4Weights        = "nf4-weights"
-)
+// level is the catalogue's stage for the fix.
+func (c *candidate) level() fix.Level {
+	d, _ := fix.Lookup(c.id)
+	return d.Level
+}
+
+// describe renders the fix for framework fw from the catalogue.
+func (c *candidate) describe(before, after memory.Workload, g catalog.GPU, fw fix.Framework, param int) fix.Fix {
+	f, _ := fix.Make(c.id, fw, c.values(before, after, g, param))
+	return f
+}
 
 // Fix settings the planner proposes.
 const (
@@ -149,28 +141,17 @@ func isTraining(w memory.Workload) bool { return w.Method != memory.MethodInfere
 // ---- level 1: one-line changes ----
 
 var mixedPrecision = candidate{
-	id: IDMixedPrecision, level: fix.LevelOneLiner, costless: true,
+	id: fix.MixedPrecision, costless: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int { return when(w.Precision == memory.PrecisionFP32) },
 	apply: func(w memory.Workload, g catalog.GPU, _ int) memory.Workload {
 		w.Precision = memory.Precision("mixed-" + halfPrec(g))
 		return w
 	},
-	describe: func(_, _ memory.Workload, g catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		if g.BF16 {
-			return withSnippet(fix.Fix{
-				Title: "bf16 autocast (mixed precision)",
-				Cost:  "usually faster on tensor cores; bf16 trains as stably as fp32 for fine-tuning",
-			}, fw, autocastSnippets(true))
-		}
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("fp16 autocast with GradScaler (%s has no bf16)", g.Name),
-			Cost:  "faster on tensor cores; fp16 needs loss scaling (GradScaler) to avoid underflow",
-		}, fw, autocastSnippets(false))
-	},
+	values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params { return base(before, g) },
 }
 
 var flashAttention = candidate{
-	id: IDFlashAttention, level: fix.LevelOneLiner, costless: true,
+	id: fix.FlashAttention, costless: true,
 	// vLLM always runs fused attention kernels; the setting is for transformers and plain PyTorch.
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when(w.Attention == memory.AttentionEager && w.Engine != "vllm")
@@ -179,16 +160,11 @@ var flashAttention = candidate{
 		w.Attention = memory.AttentionFlash
 		return w
 	},
-	describe: func(_, after memory.Workload, g catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: "SDPA / FlashAttention instead of eager attention",
-			Cost:  "exact (same results) and faster; FlashAttention-2 needs Ampere or newer, SDPA's memory-efficient kernel runs everywhere",
-		}, fw, attentionSnippets(after, g))
-	},
+	values: func(_, after memory.Workload, g catalog.GPU, _ int) fix.Params { return base(after, g) },
 }
 
 var gradAccum = candidate{
-	id: IDGradAccum, level: fix.LevelOneLiner,
+	id: fix.GradAccum,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		if !isTraining(w) {
 			return nil
@@ -199,28 +175,21 @@ var gradAccum = candidate{
 		w.Batch = m
 		return w
 	},
-	describe: func(before, _ memory.Workload, _ catalog.GPU, fw fix.Framework, m int) fix.Fix {
-		k := before.Batch / m
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("Micro-batch %d with %d gradient-accumulation steps (effective batch %d unchanged)", m, k, before.Batch),
-			Cost:  fmt.Sprintf("same results; %d smaller forward/backward passes per optimizer step, a little less throughput", k),
-		}, fw, gradAccumSnippets(m, k))
+	values: func(before, _ memory.Workload, g catalog.GPU, m int) fix.Params {
+		p := base(before, g)
+		p.MicroBatch, p.AccumSteps, p.Batch = m, before.Batch/m, before.Batch
+		return p
 	},
 }
 
 var gradCheckpointing = candidate{
-	id: IDGradCheckpointing, level: fix.LevelOneLiner,
+	id:     fix.GradCheckpointing,
 	params: func(w memory.Workload, _ catalog.GPU) []int { return when(isTraining(w) && !w.GradCheckpointing) },
 	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
 		w.GradCheckpointing = true
 		return w
 	},
-	describe: func(_, _ memory.Workload, _ catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: "Gradient (activation) checkpointing",
-			Cost:  "about 20-30% slower steps (the forward pass is recomputed during backward); no accuracy change",
-		}, fw, checkpointingSnippets)
-	},
+	values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params { return base(before, g) },
 }
 
 // ---- level 2: change the method ----
@@ -232,7 +201,7 @@ const (
 )
 
 var optim8bit = candidate{
-	id: IDOptim8bit, level: fix.LevelMethod,
+	id: fix.Optim8bit,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		switch {
 		case !isTraining(w):
@@ -251,22 +220,15 @@ var optim8bit = candidate{
 		}
 		return w
 	},
-	describe: func(_, _ memory.Workload, _ catalog.GPU, fw fix.Framework, kind int) fix.Fix {
-		if kind == optim8bitPaged {
-			return withSnippet(fix.Fix{
-				Title: "Paged 8-bit AdamW (bitsandbytes)",
-				Cost:  "8-bit states in CUDA unified memory that page to CPU RAM under pressure: steps slow down when they do; needs bitsandbytes (CUDA)",
-			}, fw, optim8bitSnippets(true))
-		}
-		return withSnippet(fix.Fix{
-			Title: "8-bit AdamW (bitsandbytes)",
-			Cost:  "optimizer states in 8 bits: convergence close to 32-bit AdamW in published results; needs bitsandbytes (CUDA)",
-		}, fw, optim8bitSnippets(false))
+	values: func(before, _ memory.Workload, g catalog.GPU, kind int) fix.Params {
+		p := base(before, g)
+		p.Paged = kind == optim8bitPaged
+		return p
 	},
 }
 
 var chunkedLoss = candidate{
-	id: IDChunkedLoss, level: fix.LevelMethod,
+	id: fix.ChunkedLoss,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when(isTraining(w) && !w.ChunkedLoss && w.Model.VocabSize > 0)
 	},
@@ -274,16 +236,15 @@ var chunkedLoss = candidate{
 		w.ChunkedLoss = true
 		return w
 	},
-	describe: func(before, _ memory.Workload, _ catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("Chunked (fused linear) cross-entropy: never materialise the %d-token × %d-vocab logits", before.Batch*before.SeqLen, before.Model.VocabSize),
-			Cost:  "exact loss; about the same speed; needs Liger Kernel (or another chunked cross-entropy)",
-		}, fw, chunkedLossSnippets)
+	values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params {
+		p := base(before, g)
+		p.LogitsTokens, p.Vocab = before.Batch*before.SeqLen, before.Model.VocabSize
+		return p
 	},
 }
 
 var lora = candidate{
-	id: IDLoRA, level: fix.LevelMethod, changesMethod: true,
+	id: fix.LoRA, changesMethod: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when(w.Method == memory.MethodFull || w.Method == memory.MethodFreeze)
 	},
@@ -297,29 +258,26 @@ var lora = candidate{
 		}
 		return w
 	},
-	describe: func(before, after memory.Workload, g catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("LoRA (rank %d on all linear layers) instead of %s", loraRank, methodWords(before.Method)),
-			Cost: fmt.Sprintf("trains %s adapter parameters instead of %s: often within a point of full fine-tuning, but can lag on hard or very different tasks",
-				countWords(after.TrainableParams), countWords(before.TrainableParams)),
-		}, fw, loraSnippets(after, g))
+	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
+		p := base(after, g)
+		p.LoRARank = loraRank
+		p.TrainableParams, p.WasTrainableParams = countWords(after.TrainableParams), countWords(before.TrainableParams)
+		return p
 	},
 }
 
 // ---- level 3: change the configuration ----
 
 var (
-	zero2 = zeroCandidate(IDZero2, 2, "DeepSpeed ZeRO-2 (FSDP SHARD_GRAD_OP) across your %d GPUs",
-		"same results; gradients and optimizer states are sharded, communication about the same as plain data parallel")
-	zero3 = zeroCandidate(IDZero3, 3, "DeepSpeed ZeRO-3 (FSDP full sharding) across your %d GPUs",
-		"same results; parameters are gathered layer by layer, about 1.5× the communication of ZeRO-2")
+	zero2 = zeroCandidate(fix.Zero2, 2)
+	zero3 = zeroCandidate(fix.Zero3, 3)
 )
 
 // zeroCandidate shards model states to ZeRO stage across the GPUs the user
-// already has; titleFormat takes the GPU count.
-func zeroCandidate(id string, stage int, titleFormat, cost string) candidate {
+// already has.
+func zeroCandidate(id string, stage int) candidate {
 	return candidate{
-		id: id, level: fix.LevelConfig,
+		id: id,
 		params: func(w memory.Workload, _ catalog.GPU) []int {
 			return when(isTraining(w) && w.GPUs > 1 && w.ZeroStage < stage)
 		},
@@ -327,15 +285,12 @@ func zeroCandidate(id string, stage int, titleFormat, cost string) candidate {
 			w.ZeroStage = stage
 			return w
 		},
-		describe: func(before, _ memory.Workload, _ catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-			return withSnippet(fix.Fix{Title: fmt.Sprintf(titleFormat, before.GPUs), Cost: cost},
-				fw, zeroSnippets(stage, memory.OffloadNone, before.GPUs))
-		},
+		values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params { return base(before, g) },
 	}
 }
 
 var qlora = candidate{
-	id: IDQLoRA, level: fix.LevelConfig, changesMethod: true,
+	id: fix.QLoRA, changesMethod: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when(w.Method == memory.MethodLoRA || w.Method == memory.MethodFull || w.Method == memory.MethodFreeze)
 	},
@@ -347,20 +302,19 @@ var qlora = candidate{
 		w.Precision = memory.PrecisionNF4
 		return w
 	},
-	describe: func(before, after memory.Workload, g catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		title := "QLoRA: base weights in 4-bit NF4, LoRA adapters in 16-bit"
+	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
+		p := base(after, g)
+		p.LoRARank = max(after.LoRARank, 1)
+		p.GradCheckpointing = after.GradCheckpointing
 		if before.Method != memory.MethodLoRA {
-			title = fmt.Sprintf("QLoRA (4-bit NF4 base, rank %d adapters on all linear layers) instead of %s", after.LoRARank, methodWords(before.Method))
+			p.WasTrainableParams = countWords(before.TrainableParams)
 		}
-		return withSnippet(fix.Fix{
-			Title: title,
-			Cost:  "slower steps (weights are dequantised on the fly) and a small accuracy risk from 4-bit weights; the QLoRA paper matches 16-bit LoRA on its benchmarks",
-		}, fw, qloraSnippets(after, g))
+		return p
 	},
 }
 
 var zeroOffload = candidate{
-	id: IDZeroOffload, level: fix.LevelConfig, offload: true,
+	id: fix.ZeroOffload, offload: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when((w.Method == memory.MethodFull || w.Method == memory.MethodFreeze) &&
 			w.Offload == memory.OffloadNone && w.Optimizer != memory.OptimizerNone)
@@ -370,17 +324,16 @@ var zeroOffload = candidate{
 		w.ZeroStage = max(w.ZeroStage, 2)
 		return w
 	},
-	describe: func(before, after memory.Workload, _ catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: "ZeRO-Offload: optimizer states and step on the CPU",
-			Cost: fmt.Sprintf("much slower optimizer step (CPU Adam, PCIe transfers); needs about %s of host RAM per node",
-				gibWords(hostRAMBytesPerParam*before.TrainableParams)),
-		}, fw, zeroSnippets(after.ZeroStage, memory.OffloadOptimizer, after.GPUs))
+	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
+		p := base(after, g)
+		p.ZeroStage = after.ZeroStage
+		p.HostRAM = gibWords(hostRAMBytesPerParam * before.TrainableParams)
+		return p
 	},
 }
 
 var paramOffload = candidate{
-	id: IDParamOffload, level: fix.LevelConfig, offload: true,
+	id: fix.ParamOffload, offload: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when(isTraining(w) && w.Method != memory.MethodQLoRA && w.Offload != memory.OffloadParam)
 	},
@@ -389,12 +342,10 @@ var paramOffload = candidate{
 		w.ZeroStage = 3
 		return w
 	},
-	describe: func(before, after memory.Workload, _ catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: "ZeRO-3 with parameters and optimizer offloaded to the CPU (ZeRO-Infinity)",
-			Cost: fmt.Sprintf("several times slower (every layer's weights cross PCIe each step); needs %s+ of host RAM",
-				gibWords(hostRAMBytesPerParam*before.Params)),
-		}, fw, zeroSnippets(3, memory.OffloadParam, after.GPUs))
+	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
+		p := base(after, g)
+		p.HostRAM = gibWords(hostRAMBytesPerParam * before.Params)
+		return p
 	},
 }
 
@@ -413,7 +364,7 @@ func moreGPUs(w memory.Workload) []int {
 }
 
 var zero3ScaleOut = candidate{
-	id: IDZero3, level: fix.LevelConfig, multiGPU: true,
+	id: fix.Zero3, multiGPU: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		if !isTraining(w) {
 			return nil
@@ -431,18 +382,17 @@ var zero3ScaleOut = candidate{
 		w.ZeroStage = 3
 		return w
 	},
-	describe: func(_, after memory.Workload, g catalog.GPU, fw fix.Framework, n int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("DeepSpeed ZeRO-3 (FSDP full sharding) across %d× %s", after.GPUs, g.Name),
-			Cost:  fmt.Sprintf("%d GPUs instead of one; same results; multi-node runs need a fast interconnect (InfiniBand/EFA)", after.GPUs),
-		}, fw, zeroSnippets(3, after.Offload, after.GPUs))
+	values: func(_, after memory.Workload, g catalog.GPU, _ int) fix.Params {
+		p := base(after, g)
+		p.Offload = offloadWord(after.Offload)
+		return p
 	},
 }
 
 // ---- inference ----
 
 var halfPrecision = candidate{
-	id: IDHalfPrecision, level: fix.LevelOneLiner, costless: true,
+	id: fix.HalfPrecision, costless: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when(!isTraining(w) && w.Precision == memory.PrecisionFP32)
 	},
@@ -450,16 +400,11 @@ var halfPrecision = candidate{
 		w.Precision = memory.Precision(halfPrec(g))
 		return w
 	},
-	describe: func(_, after memory.Workload, g catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("Load the weights in %s instead of fp32", halfPrec(g)),
-			Cost:  "no measurable quality loss for inference and about twice as fast",
-		}, fw, halfPrecisionSnippets(after, g))
-	},
+	values: func(_, after memory.Workload, g catalog.GPU, _ int) fix.Params { return base(after, g) },
 }
 
 var fp8KVCache = candidate{
-	id: IDFP8KVCache, level: fix.LevelOneLiner,
+	id: fix.FP8KVCache,
 	params: func(w memory.Workload, g catalog.GPU) []int {
 		return when(!isTraining(w) && g.FP8 && w.KVCacheDtype != "fp8")
 	},
@@ -467,16 +412,11 @@ var fp8KVCache = candidate{
 		w.KVCacheDtype = "fp8"
 		return w
 	},
-	describe: func(_, after memory.Workload, g catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("fp8 KV cache (%s supports fp8)", g.Name),
-			Cost:  "halves the KV cache; small accuracy risk on long contexts, usually unmeasurable with calibrated scales",
-		}, fw, fp8KVSnippets(after))
-	},
+	values: func(_, after memory.Workload, g catalog.GPU, _ int) fix.Params { return base(after, g) },
 }
 
 var maxModelLen = candidate{
-	id: IDMaxModelLen, level: fix.LevelOneLiner,
+	id: fix.MaxModelLen,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		if isTraining(w) {
 			return nil
@@ -491,16 +431,15 @@ var maxModelLen = candidate{
 		w.SeqLen = n
 		return w
 	},
-	describe: func(before, after memory.Workload, _ catalog.GPU, fw fix.Framework, n int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("Cap the context at %d tokens (max_model_len; was %d)", n, before.SeqLen),
-			Cost:  fmt.Sprintf("requests longer than %d tokens (prompt + output) are refused", n),
-		}, fw, maxModelLenSnippets(after, n))
+	values: func(before, after memory.Workload, g catalog.GPU, n int) fix.Params {
+		p := base(after, g)
+		p.MaxModelLen, p.WasMaxModelLen = n, before.SeqLen
+		return p
 	},
 }
 
 var smallerBatch = candidate{
-	id: IDSmallerBatch, level: fix.LevelOneLiner,
+	id: fix.SmallerBatch,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		if isTraining(w) {
 			return nil
@@ -511,16 +450,15 @@ var smallerBatch = candidate{
 		w.Batch = n
 		return w
 	},
-	describe: func(before, after memory.Workload, _ catalog.GPU, fw fix.Framework, n int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: fmt.Sprintf("Serve %d sequences at a time instead of %d", n, before.Batch),
-			Cost:  "lower throughput under load; latency per request unchanged",
-		}, fw, smallerBatchSnippets(after, n))
+	values: func(before, after memory.Workload, g catalog.GPU, n int) fix.Params {
+		p := base(after, g)
+		p.Sequences, p.WasSequences = n, before.Batch
+		return p
 	},
 }
 
 var int8Weights = candidate{
-	id: IDInt8Weights, level: fix.LevelMethod, changesMethod: true,
+	id: fix.Int8Weights, changesMethod: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when(!isTraining(w) && w.Precision != memory.PrecisionInt8 && w.Precision != memory.PrecisionNF4)
 	},
@@ -528,17 +466,11 @@ var int8Weights = candidate{
 		w.Precision = memory.PrecisionInt8
 		return w
 	},
-	describe: func(_, after memory.Workload, g catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		cost := "small accuracy loss; bitsandbytes int8 is slower than 16-bit, W8A8 serving kernels are faster"
-		if g.FP8 {
-			cost = fmt.Sprintf("small accuracy loss; FP8 weights in vLLM are faster than 16-bit on %s (fp8 tensor cores), bitsandbytes int8 is slower", g.Name)
-		}
-		return withSnippet(fix.Fix{Title: "8-bit weights", Cost: cost}, fw, int8Snippets(after, g))
-	},
+	values: func(_, after memory.Workload, g catalog.GPU, _ int) fix.Params { return base(after, g) },
 }
 
 var nf4Weights = candidate{
-	id: IDNF4Weights, level: fix.LevelConfig, changesMethod: true,
+	id: fix.NF4Weights, changesMethod: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		return when(!isTraining(w) && w.Precision != memory.PrecisionNF4)
 	},
@@ -546,16 +478,11 @@ var nf4Weights = candidate{
 		w.Precision = memory.PrecisionNF4
 		return w
 	},
-	describe: func(_, after memory.Workload, g catalog.GPU, fw fix.Framework, _ int) fix.Fix {
-		return withSnippet(fix.Fix{
-			Title: "4-bit weights (NF4, or an AWQ/GPTQ checkpoint)",
-			Cost:  "noticeable accuracy risk on reasoning and code; prefer a published AWQ/GPTQ checkpoint for serving speed",
-		}, fw, nf4Snippets(after, g))
-	},
+	values: func(_, after memory.Workload, g catalog.GPU, _ int) fix.Params { return base(after, g) },
 }
 
 var tensorParallel = candidate{
-	id: IDTensorParallel, level: fix.LevelConfig, multiGPU: true,
+	id: fix.TensorParallel, multiGPU: true,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
 		if isTraining(w) {
 			return nil
@@ -575,16 +502,7 @@ var tensorParallel = candidate{
 		w.GPUs = n
 		return w
 	},
-	describe: func(_, after memory.Workload, g catalog.GPU, fw fix.Framework, n int) fix.Fix {
-		title := fmt.Sprintf("Tensor parallel across %d× %s", n, g.Name)
-		if after.PP > 1 {
-			title = fmt.Sprintf("Tensor parallel %d × pipeline parallel %d across %d× %s", after.TP, after.PP, n, g.Name)
-		}
-		return withSnippet(fix.Fix{
-			Title: title,
-			Cost:  fmt.Sprintf("%d GPUs (NVLink within a node preferred); lower latency per token, %d× the GPU cost", n, n),
-		}, fw, tensorParallelSnippets(after))
-	},
+	values: func(_, after memory.Workload, g catalog.GPU, _ int) fix.Params { return base(after, g) },
 }
 
 // splitTP divides n GPUs into tensor parallel within a node (a divisor of
@@ -600,14 +518,25 @@ func splitTP(n int, m catalog.Model) (tp, pp int) {
 	return tp, n / tp
 }
 
-func methodWords(m memory.Method) string {
-	switch m {
-	case memory.MethodFull:
-		return "full fine-tuning"
-	case memory.MethodFreeze:
-		return "partial (frozen-layer) fine-tuning"
+// base is what every fix's snippets know of the workload and the GPU.
+func base(w memory.Workload, g catalog.GPU) fix.Params {
+	return fix.Params{
+		ModelID: w.Model.HFID,
+		GPUName: g.Name,
+		NoBF16:  !g.BF16,
+		FP8:     g.FP8,
+		GPUs:    w.GPUs,
+		TP:      w.TP,
+		PP:      w.PP,
 	}
-	return string(m)
+}
+
+// offloadWord is the catalogue's name of an offload ("" for none).
+func offloadWord(o memory.Offload) string {
+	if o == memory.OffloadNone {
+		return ""
+	}
+	return string(o)
 }
 
 // countWords writes a parameter count as "4.2M" or "6.74B".

@@ -250,11 +250,10 @@ func (p planner) result(base memory.Workload, steps []step) Result {
 		next := p.apply(cur, s)
 		b := memory.Estimate(next)
 		f := s.c.describe(cur, next, p.gpu, p.fw, s.param)
-		f.ID = s.c.id
 		f.SavesBytes = fix.Bytes(prevTotal - b.TotalBytes)
 		f.TotalAfterBytes = fix.Bytes(b.TotalBytes)
-		if n := len(stages); n == 0 || stages[n-1].Level != s.c.level {
-			stages = append(stages, fix.Stage{Stage: n + 1, Level: s.c.level, Title: s.c.level.Title()})
+		if n := len(stages); n == 0 || stages[n-1].Level != s.c.level() {
+			stages = append(stages, fix.Stage{Stage: n + 1, Level: s.c.level(), Title: s.c.level().Title()})
 		}
 		stages[len(stages)-1].Fixes = append(stages[len(stages)-1].Fixes, f)
 		cur, prevTotal = next, b.TotalBytes

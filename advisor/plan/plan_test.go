@@ -100,7 +100,7 @@ func checkInvariants(t *testing.T, w memory.Workload, gpu catalog.GPU, r Result)
 			}
 		}
 	}
-	if !gpu.FP8 && slices.Contains(fixIDs(r.Stages), IDFP8KVCache) {
+	if !gpu.FP8 && slices.Contains(fixIDs(r.Stages), fix.FP8KVCache) {
 		t.Errorf("fp8 KV cache proposed on %s, which has no fp8", gpu.Name)
 	}
 }
@@ -123,7 +123,7 @@ func TestPlan(t *testing.T) {
 					t.Fatalf("plan ends %s, want fits", r.Fit)
 				}
 				ids := fixIDs(r.Stages)
-				if !slices.Contains(ids, IDOptim8bit) && !slices.Contains(ids, IDLoRA) && !slices.Contains(ids, IDQLoRA) {
+				if !slices.Contains(ids, fix.Optim8bit) && !slices.Contains(ids, fix.LoRA) && !slices.Contains(ids, fix.QLoRA) {
 					t.Errorf("route %v: want an 8-bit/paged optimizer or LoRA for 7B full FT on one 80 GB card", ids)
 				}
 				if r.ChangedMethod && (r.ScaleOut == nil || r.ScaleOut.Workload.Method != memory.MethodFull) {
@@ -142,7 +142,7 @@ func TestPlan(t *testing.T) {
 					t.Fatalf("plan ends %s, want fits", r.Fit)
 				}
 				ids := fixIDs(r.Stages)
-				if !slices.Contains(ids, IDLoRA) && !slices.Contains(ids, IDQLoRA) {
+				if !slices.Contains(ids, fix.LoRA) && !slices.Contains(ids, fix.QLoRA) {
 					t.Errorf("route %v: want LoRA or QLoRA for 13B full FT on one 80 GB card", ids)
 				}
 				if !r.ChangedMethod || r.ScaleOut == nil {
@@ -155,8 +155,8 @@ func TestPlan(t *testing.T) {
 				if fit, _ := memory.Assess(so.Estimate, mustGPU(t, "a100")); fit != memory.FitFits {
 					t.Errorf("scale-out does not fit: %s", fit)
 				}
-				if last := so.Stages[len(so.Stages)-1].Fixes; last[len(last)-1].ID != IDZero3 {
-					t.Errorf("scale-out ends with %s, want %s", last[len(last)-1].ID, IDZero3)
+				if last := so.Stages[len(so.Stages)-1].Fixes; last[len(last)-1].ID != fix.Zero3 {
+					t.Errorf("scale-out ends with %s, want %s", last[len(last)-1].ID, fix.Zero3)
 				}
 			},
 		},
@@ -175,7 +175,7 @@ func TestPlan(t *testing.T) {
 					t.Fatalf("first stage is level %d, want one-liners", first.Level)
 				}
 				ids := fixIDs(r.Stages[:1])
-				if !slices.Contains(ids, IDGradAccum) || !slices.Contains(ids, IDGradCheckpointing) {
+				if !slices.Contains(ids, fix.GradAccum) || !slices.Contains(ids, fix.GradCheckpointing) {
 					t.Errorf("first stage %v, want micro-batch + accumulation and checkpointing", ids)
 				}
 				if r.Final.Method != memory.MethodLoRA {
@@ -195,7 +195,7 @@ func TestPlan(t *testing.T) {
 			check: func(t *testing.T, r Result) {
 				for _, s := range r.Stages {
 					for _, f := range s.Fixes {
-						if f.ID == IDMixedPrecision && !strings.Contains(f.Snippet, "GradScaler") {
+						if f.ID == fix.MixedPrecision && !strings.Contains(f.Snippet, "GradScaler") {
 							t.Errorf("fp16 autocast without GradScaler: %q", f.Snippet)
 						}
 					}
@@ -217,7 +217,7 @@ func TestPlan(t *testing.T) {
 			},
 			gpu: "h100",
 			check: func(t *testing.T, r Result) {
-				if ids := fixIDs(r.Stages); len(ids) == 0 || ids[0] != IDFP8KVCache {
+				if ids := fixIDs(r.Stages); len(ids) == 0 || ids[0] != fix.FP8KVCache {
 					t.Errorf("route %v: want the fp8 KV cache first", ids)
 				}
 			},
@@ -229,7 +229,7 @@ func TestPlan(t *testing.T) {
 			},
 			gpu: "a100",
 			check: func(t *testing.T, r Result) {
-				if ids := fixIDs(r.Stages); !slices.Contains(ids, IDMaxModelLen) {
+				if ids := fixIDs(r.Stages); !slices.Contains(ids, fix.MaxModelLen) {
 					t.Errorf("route %v: want max-model-len", ids)
 				}
 				if r.Final.SeqLen >= 131072 || r.Final.SeqLen < minModelLen {
@@ -343,7 +343,7 @@ func TestFP8KVCacheOnlyOnFP8GPUs(t *testing.T) {
 				t.Errorf("fp8 KV cache applies on %s: %v, want %v", g.Name, got, tt.fp8)
 			}
 			r := Plan(w, g, fix.FrameworkVLLM)
-			if got := slices.Contains(fixIDs(r.Stages), IDFP8KVCache); got && !tt.fp8 {
+			if got := slices.Contains(fixIDs(r.Stages), fix.FP8KVCache); got && !tt.fp8 {
 				t.Errorf("plan on %s proposes an fp8 KV cache", g.Name)
 			}
 		})
@@ -471,6 +471,23 @@ func TestDivisorsBelow(t *testing.T) {
 	for _, tt := range tests {
 		if got := divisorsBelow(tt.n); !slices.Equal(got, tt.want) {
 			t.Errorf("divisorsBelow(%d) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestCandidatesAreInTheCatalogue: every fix the planner can emit is a fix
+// of the one catalogue (advisor/fix), so /vram and the OOM diagnosis name
+// it the same.
+func TestCandidatesAreInTheCatalogue(t *testing.T) {
+	all := append(append(append([]*candidate{}, trainingCandidates...), inferenceCandidates...), &zero3ScaleOut, &tensorParallel)
+	for _, c := range all {
+		d, ok := fix.Lookup(c.id)
+		if !ok {
+			t.Errorf("planner fix %q is not in the catalogue", c.id)
+			continue
+		}
+		if c.level() != d.Level {
+			t.Errorf("%s: level %d, the catalogue says %d", c.id, c.level(), d.Level)
 		}
 	}
 }

@@ -1,0 +1,627 @@
+package fix
+
+// Fix ids. They are stable: clients and tests key on them, and `oom --json`
+// and `vram --json` give one fix the same id.
+const (
+	// Level 0: free wins.
+	ExpandableSegments   = "expandable-segments"
+	KillOtherProcess     = "kill-other-process"
+	OneProcessPerGPU     = "one-process-per-gpu"
+	InferenceMode        = "inference-mode"
+	ItemForLoggedLosses  = "item-for-logged-losses"
+	FreeReferences       = "free-references"
+	MemorySnapshot       = "memory-snapshot"
+	CheckShapes          = "check-shapes"
+	TFMemoryGrowth       = "tf-memory-growth"
+	JAXMemFraction       = "jax-mem-fraction"
+	GPUMemoryUtilization = "gpu-memory-utilization"
+	LowerGPUMemoryUtil   = "lower-gpu-memory-utilization"
+	MPSWatermark         = "mps-watermark"
+	RaiseMemoryFraction  = "raise-memory-fraction"
+	CUDALaunchBlocking   = "cuda-launch-blocking"
+	SysmemFallback       = "sysmem-fallback"
+	XPULargeAllocations  = "xpu-large-allocations"
+
+	// Level 1: one-line changes.
+	GradAccum         = "grad-accum"
+	MixedPrecision    = "mixed-precision"
+	GradCheckpointing = "grad-checkpointing"
+	FlashAttention    = "flash-attention"
+	HalfPrecision     = "half-precision"
+	FP8KVCache        = "fp8-kv-cache"
+	MaxModelLen       = "max-model-len"
+	SmallerBatch      = "smaller-batch"
+	SmallerEvalBatch  = "smaller-eval-batch"
+	MaxBatchedTokens  = "max-batched-tokens"
+	DataLoaderWorkers = "dataloader-workers"
+	SharedMemorySize  = "shm-size"
+	MmapWeights       = "mmap-weights"
+	NCCLBuffers       = "nccl-buffers"
+
+	// Level 2: change the method.
+	LoRA        = "lora"
+	Optim8bit   = "optim-8bit"
+	ChunkedLoss = "chunked-loss"
+	Int8Weights = "int8-weights"
+
+	// Level 3: change the configuration.
+	QLoRA          = "qlora"
+	Zero2          = "zero-2"
+	Zero3          = "zero-3"
+	ZeroOffload    = "zero-offload"
+	ParamOffload   = "param-offload"
+	TensorParallel = "tensor-parallel"
+	NF4Weights     = "nf4-weights"
+	LayerOffload   = "layer-offload"
+
+	// Level 4: change the hardware.
+	BiggerGPU   = "bigger-gpu"
+	MoreHostRAM = "more-host-ram"
+)
+
+// Shorthands for the snippet table.
+func py(text string) Snippet    { return Snippet{Lang: "python", Text: text} }
+func sh(text string) Snippet    { return Snippet{Lang: "bash", Text: text} }
+func js(text string) Snippet    { return Snippet{Lang: "json", Text: text} }
+func yml(text string) Snippet   { return Snippet{Lang: "yaml", Text: text} }
+func prose(text string) Snippet { return Snippet{Lang: "text", Text: text} }
+
+// libraryText defines the templates several snippets share.
+const libraryText = `{{define "torchrun"}}{{if .Nodes}}torchrun --nnodes {{.Nodes}} --nproc-per-node {{.PerNode}} --rdzv-endpoint $HEAD:29500 train.py{{else}}torchrun --nproc-per-node {{.GPUs}} train.py{{end}}{{end}}` +
+	`{{define "deepspeed"}}{{if .Nodes}}deepspeed --hostfile hostfile --num_nodes {{.Nodes}} --num_gpus {{.PerNode}} train.py --deepspeed ds_config.json{{else}}deepspeed --num_gpus {{.GPUs}} train.py --deepspeed ds_config.json{{end}}{{end}}`
+
+// zeroSnippets writes a ZeRO stage (with its offload) in each framework;
+// the four ZeRO fixes share them and differ in what they Set.
+var zeroSnippets = map[Framework]Snippet{
+	FrameworkDeepSpeed: js(`{
+  "zero_optimization": {
+    "stage": {{.ZeroStage}}{{if .OffloadsOptimizer}},
+    "offload_optimizer": {"device": "cpu", "pin_memory": true}{{end}}{{if .OffloadsParams}},
+    "offload_param": {"device": "cpu", "pin_memory": true}{{end}}
+  }
+}`),
+	FrameworkHF: py(`# ds_config.json:
+# {
+#   "zero_optimization": {
+#     "stage": {{.ZeroStage}}{{if .OffloadsOptimizer}},
+#     "offload_optimizer": {"device": "cpu", "pin_memory": true}{{end}}{{if .OffloadsParams}},
+#     "offload_param": {"device": "cpu", "pin_memory": true}{{end}}
+#   }
+# }
+args = TrainingArguments(..., deepspeed="ds_config.json")
+# launch: {{template "deepspeed" .}}`),
+	FrameworkLightning: py(`trainer = L.Trainer(accelerator="gpu", {{if .Nodes}}devices={{.PerNode}}, num_nodes={{.Nodes}}{{else}}devices={{.GPUs}}{{end}}, strategy="deepspeed_stage_{{.ZeroStage}}{{if .Offload}}_offload{{end}}")`),
+	FrameworkPyTorch: py(`from torch.distributed.fsdp import fully_shard{{if .Offload}}, CPUOffloadPolicy{{end}}  # PyTorch >= 2.6 (FSDP2)
+{{if .Offload}}fully_shard(block, offload_policy=CPUOffloadPolicy())  # each block, then
+fully_shard(model, offload_policy=CPUOffloadPolicy()){{if not .OffloadsParams}}
+# FSDP offloads parameters and gradients too; DeepSpeed can offload the optimizer alone{{end}}{{else if eq .ZeroStage 2}}fully_shard(block, reshard_after_forward=False)  # each block: ZeRO-2-like, then
+fully_shard(model, reshard_after_forward=False){{else}}fully_shard(block)  # each transformer block, then
+fully_shard(model){{end}}
+# launch: {{template "torchrun" .}}`),
+	FrameworkJAX: py(`mesh = jax.make_mesh(({{.GPUs}},), ("fsdp",))
+# FSDP / ZeRO-3 style: shard each weight matrix's first axis over the GPUs
+def shard(p):
+    split = p.ndim > 1 and p.shape[0] % {{.GPUs}} == 0
+    return jax.device_put(p, NamedSharding(mesh, P("fsdp") if split else P()))
+params = jax.tree_util.tree_map(shard, params)`),
+}
+
+// defs is the catalogue. Costs say what a fix costs in speed, accuracy or
+// money; snippets are the idiom of each framework (DESIGN.md §5).
+var defs = []Def{
+	// ---- level 0: free wins ----
+	{
+		ID: ExpandableSegments, Level: LevelFreeWins,
+		Title: "Let the allocator grow segments instead of fragmenting",
+		Cost:  "none measurable; needs PyTorch >= 2.1 (ROCm: PYTORCH_HIP_ALLOC_CONF on some builds)",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: sh(`export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`),
+		},
+	},
+	{
+		ID: KillOtherProcess, Level: LevelFreeWins,
+		Title: "Free the memory other processes hold (stale notebook kernel, zombie worker)",
+		Cost:  "none; check the PID is yours first",
+		Snippets: map[Framework]Snippet{
+			Any: sh("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv\nkill <PID>   # the stale process"),
+		},
+	},
+	{
+		ID: OneProcessPerGPU, Level: LevelFreeWins,
+		Title: "Give each process its own GPU",
+		Cost:  "none; several ranks on GPU 0 usually means CUDA_VISIBLE_DEVICES or LOCAL_RANK is not used",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: sh(`torchrun --nproc_per_node=$NUM_GPUS train.py   # and torch.cuda.set_device(int(os.environ['LOCAL_RANK']))`),
+		},
+	},
+	{
+		ID: InferenceMode, Level: LevelFreeWins,
+		Title: "Run evaluation without autograd",
+		Cost:  "none",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch:   py("model.eval()\nwith torch.inference_mode():\n    out = model(**batch)"),
+			FrameworkHF:        py("# Trainer.evaluate already disables grad; also keep fewer outputs on the GPUs:\nTrainingArguments(..., eval_accumulation_steps=8, prediction_loss_only=True)"),
+			FrameworkLightning: py("trainer = L.Trainer(inference_mode=True)  # the default; do not call torch.set_grad_enabled(True) in validation_step"),
+		},
+	},
+	{
+		ID: ItemForLoggedLosses, Level: LevelFreeWins,
+		Title: "Log losses as Python numbers, not tensors that keep the graph",
+		Cost:  "none",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py("losses.append(loss.item())   # not: losses.append(loss)\nrunning_loss += loss.item()  # not: running_loss += loss"),
+		},
+	},
+	{
+		ID: FreeReferences, Level: LevelFreeWins,
+		Title: "Keep no GPU tensors across steps: detach and move what you store, delete what you do not",
+		Cost:  "none",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py("all_preds.append(logits.detach().cpu())   # not: all_preds.append(logits)\ndel outputs, loss   # before the next step, if they outlive the loop body"),
+		},
+	},
+	{
+		ID: MemorySnapshot, Level: LevelFreeWins,
+		Title: "Record a memory snapshot to see which allocations grow",
+		Cost:  "a slower run while recording; for diagnosis only",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`torch.cuda.memory._record_memory_history(max_entries=100_000)
+# ... run the steps where memory grows ...
+torch.cuda.memory._dump_snapshot("snapshot.pickle")
+# open snapshot.pickle at https://pytorch.org/memory_viz: the allocations that pile up, with their stacks`),
+		},
+	},
+	{
+		ID: CheckShapes, Level: LevelFreeWins,
+		Title: "Check the shapes that produce this allocation",
+		Cost:  "none; the request is a bug (an unbounded dimension, an attention mask or image token count gone wrong), not a GPU too small",
+		Snippets: map[Framework]Snippet{
+			Any: py("print({k: tuple(v.shape) for k, v in batch.items()})  # right before the failing call"),
+		},
+	},
+	{
+		ID: TFMemoryGrowth, Level: LevelFreeWins, Only: []Framework{FrameworkKeras},
+		Title: "Let TensorFlow grow its GPU memory instead of grabbing it all",
+		Cost:  "none; other processes can then share the GPU",
+		Snippets: map[Framework]Snippet{
+			FrameworkKeras: py("for gpu in tf.config.list_physical_devices('GPU'):\n    tf.config.experimental.set_memory_growth(gpu, True)"),
+		},
+	},
+	{
+		ID: JAXMemFraction, Level: LevelFreeWins, Only: []Framework{FrameworkJAX},
+		Title: "Tune JAX's up-front preallocation",
+		Cost:  "none; preallocation off can fragment more",
+		Snippets: map[Framework]Snippet{
+			FrameworkJAX: sh("export XLA_PYTHON_CLIENT_MEM_FRACTION=.95   # default .75\n# or: export XLA_PYTHON_CLIENT_PREALLOCATE=false"),
+		},
+	},
+	{
+		ID: GPUMemoryUtilization, Level: LevelFreeWins,
+		Title:  "Give the engine a bigger share of the GPU",
+		Cost:   "less room for other processes on the GPU; a too-low value is the usual cause when the weights alone exceed the budget",
+		Detail: `{{if .GPUMemoryUtilization}}{{.GPUMemoryUtilization}} of the GPU{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkVLLM:   sh(`vllm serve {{.ModelID}} --gpu-memory-utilization {{.GPUMemoryUtilization}}`),
+			FrameworkSGLang: sh(`python -m sglang.launch_server --model-path {{.ModelID}} --mem-fraction-static {{.GPUMemoryUtilization}}`),
+			FrameworkTGI:    sh(`text-generation-launcher --model-id {{.ModelID}} --cuda-memory-fraction {{.GPUMemoryUtilization}}`),
+		},
+	},
+	{
+		ID: LowerGPUMemoryUtil, Level: LevelFreeWins,
+		Title:  "Give the engine a smaller share of the GPU, leaving room outside its static pool",
+		Cost:   "a smaller KV cache: fewer sequences at once",
+		Detail: `{{if .GPUMemoryUtilization}}{{.GPUMemoryUtilization}} of the GPU{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkVLLM:   sh(`vllm serve {{.ModelID}} --gpu-memory-utilization {{.GPUMemoryUtilization}}`),
+			FrameworkSGLang: sh(`python -m sglang.launch_server --model-path {{.ModelID}} --mem-fraction-static {{.GPUMemoryUtilization}}`),
+		},
+	},
+	{
+		ID: MPSWatermark, Level: LevelFreeWins,
+		Title: "Raise or lift the MPS high-watermark limit",
+		Cost:  "macOS may swap or become unresponsive; prefer a smaller batch first",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: sh("export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0"),
+		},
+	},
+	{
+		ID: RaiseMemoryFraction, Level: LevelFreeWins,
+		Title: "Raise the per-process memory fraction",
+		Cost:  "none, unless the cap exists to share the GPU",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py("torch.cuda.set_per_process_memory_fraction(0.9)"),
+		},
+	},
+	{
+		ID: CUDALaunchBlocking, Level: LevelFreeWins,
+		Title: "Re-run with synchronous CUDA to find the real failing call",
+		Cost:  "slower run; for diagnosis only",
+		Snippets: map[Framework]Snippet{
+			Any: sh("CUDA_LAUNCH_BLOCKING=1 python train.py"),
+		},
+	},
+	{
+		ID: SysmemFallback, Level: LevelFreeWins,
+		Title: "Turn off the driver's shared-memory fallback to get a clean, early OOM",
+		Cost:  "none; the fallback only hides the OOM behind a 10× slowdown",
+		Snippets: map[Framework]Snippet{
+			Any: prose("NVIDIA Control Panel → Manage 3D settings → CUDA - Sysmem Fallback Policy → Prefer No Sysmem Fallback"),
+		},
+	},
+	{
+		ID: XPULargeAllocations, Level: LevelFreeWins,
+		Title: "Allow allocations above 4 GiB on Intel GPUs",
+		Cost:  "experimental in the Level Zero runtime",
+		Snippets: map[Framework]Snippet{
+			Any: sh("export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1"),
+		},
+	},
+
+	// ---- level 1: one-line changes ----
+	{
+		ID: GradAccum, Level: LevelOneLiner,
+		Title:  "Smaller micro-batch with gradient accumulation (same effective batch)",
+		Cost:   "same results; more, smaller forward/backward passes per optimizer step, a little less throughput",
+		Detail: `{{if .MicroBatch}}micro-batch {{.MicroBatch}} × {{.AccumSteps}} accumulation steps{{if .Batch}} (effective batch {{.Batch}} unchanged){{end}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`loader = DataLoader(dataset, batch_size={{.MicroBatch}}, shuffle=True){{if not .Batch}}  # micro-batch × steps = your old batch{{end}}
+for step, batch in enumerate(loader):
+    loss = model(**batch).loss / {{.AccumSteps}}
+    loss.backward()
+    if (step + 1) % {{.AccumSteps}} == 0:
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)`),
+			FrameworkHF:        py(`args = TrainingArguments(..., per_device_train_batch_size={{.MicroBatch}}, gradient_accumulation_steps={{.AccumSteps}}){{if not .Batch}}  # their product = your old batch{{end}}`),
+			FrameworkLightning: py(`trainer = L.Trainer(accumulate_grad_batches={{.AccumSteps}})  # with DataLoader(batch_size={{.MicroBatch}})`),
+			FrameworkDeepSpeed: js(`{"train_micro_batch_size_per_gpu": {{.MicroBatch}}, "gradient_accumulation_steps": {{.AccumSteps}}}`),
+			FrameworkKeras: py(`optimizer = keras.optimizers.AdamW(learning_rate=1e-5, gradient_accumulation_steps={{.AccumSteps}})
+model.fit(x, y, batch_size={{.MicroBatch}})`),
+			FrameworkJAX: py(`optimizer = optax.MultiSteps(optax.adamw(1e-5), every_k_schedule={{.AccumSteps}})  # feed micro-batches of {{.MicroBatch}}`),
+		},
+	},
+	{
+		ID: MixedPrecision, Level: LevelOneLiner,
+		Title:  "Mixed precision: compute in 16-bit with autocast",
+		Cost:   "usually faster on tensor cores; bf16 trains as stably as fp32 for fine-tuning, fp16 needs loss scaling (GradScaler) to avoid underflow",
+		Detail: `{{if .NoBF16}}fp16 with GradScaler{{if .GPUName}} ({{.GPUName}} has no bf16){{end}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`{{if .NoBF16}}scaler = torch.amp.GradScaler("cuda")
+with torch.autocast("cuda", dtype=torch.float16):
+    loss = model(**batch).loss
+scaler.scale(loss).backward()
+scaler.step(optimizer)
+scaler.update(){{else}}with torch.autocast("cuda", dtype=torch.bfloat16):
+    loss = model(**batch).loss
+loss.backward()
+optimizer.step(){{end}}`),
+			FrameworkHF:        py(`args = TrainingArguments(..., {{if .NoBF16}}fp16=True)  # GradScaler is built in{{else}}bf16=True){{end}}`),
+			FrameworkLightning: py(`trainer = L.Trainer(precision="{{if .NoBF16}}16-mixed{{else}}bf16-mixed{{end}}")`),
+			FrameworkDeepSpeed: js(`{{if .NoBF16}}{"fp16": {"enabled": true, "loss_scale": 0}}{{else}}{"bf16": {"enabled": true}}{{end}}`),
+			FrameworkKeras:     py(`keras.mixed_precision.set_global_policy("{{if .NoBF16}}mixed_float16")  # compile() adds loss scaling{{else}}mixed_bfloat16"){{end}}`),
+			FrameworkJAX: py(`# keep fp32 master params, compute in {{.Half}}
+compute_params = jax.tree_util.tree_map(lambda p: p.astype(jnp.{{.Dtype}}), params)
+logits = model.apply(compute_params, batch)`),
+		},
+	},
+	{
+		ID: GradCheckpointing, Level: LevelOneLiner,
+		Title: "Gradient (activation) checkpointing",
+		Cost:  "about 20-30% slower steps (the forward pass is recomputed during backward); no accuracy change",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+# a plain nn.Module: x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) per block`),
+			FrameworkHF: py(`args = TrainingArguments(..., gradient_checkpointing=True,
+                         gradient_checkpointing_kwargs={"use_reentrant": False})`),
+			FrameworkLightning: py(`def configure_model(self):  # in your LightningModule
+    self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})`),
+			FrameworkDeepSpeed: js(`{"activation_checkpointing": {"partition_activations": true, "contiguous_memory_optimization": true}}`),
+			FrameworkKeras: py(`with keras.RematScope(mode="full"):
+    model = build_model()`),
+			FrameworkJAX: py(`block_apply = jax.checkpoint(block_apply)  # Flax: nn.remat(Block)`),
+		},
+	},
+	{
+		ID: FlashAttention, Level: LevelOneLiner,
+		Title: "Fused attention (SDPA / FlashAttention) instead of eager attention: no seq² score matrix",
+		Cost:  "exact (same results) and faster; FlashAttention-2 needs Ampere or newer, SDPA's memory-efficient kernel runs everywhere",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`# in the attention block, instead of softmax(q @ k.transpose(-2, -1)) @ v:
+out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)`),
+			FrameworkHF: py(`model = AutoModelForCausalLM.from_pretrained(
+    "{{.ModelID}}", attn_implementation="{{.AttnImpl}}", torch_dtype={{.TorchDtype}})`),
+			FrameworkKeras:    py(`keras.config.enable_flash_attention()`),
+			FrameworkJAX:      py(`out = jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation="cudnn")`),
+			FrameworkLlamaCPP: sh(`llama-server -m {{.ModelID}} -fa on   # flash attention: smaller compute buffers`),
+		},
+	},
+	{
+		ID: HalfPrecision, Level: LevelOneLiner,
+		Title:  "Load the weights in 16-bit instead of fp32",
+		Cost:   "no measurable quality loss for inference and about twice as fast",
+		Detail: `{{.Half}}{{if .NoBF16}}{{if .GPUName}} ({{.GPUName}} has no bf16){{end}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", torch_dtype={{.TorchDtype}})`),
+			FrameworkVLLM:    sh(`vllm serve {{.ModelID}} --dtype {{.Dtype}}`),
+		},
+	},
+	{
+		ID: FP8KVCache, Level: LevelOneLiner,
+		Title:  "Store the KV cache in 8 bits (fp8; q8_0 in llama.cpp)",
+		Cost:   "halves the KV cache; small accuracy risk on long contexts, usually unmeasurable with calibrated scales; fp8 needs Hopper, Ada or MI300",
+		Detail: `{{if .FP8}}{{if .GPUName}}{{.GPUName}} supports fp8{{end}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkVLLM: sh(`vllm serve {{.ModelID}} --kv-cache-dtype fp8`),
+			FrameworkPyTorch: sh(`# transformers has no fp8 KV cache; serve with vLLM:
+vllm serve {{.ModelID}} --kv-cache-dtype fp8`),
+			FrameworkSGLang:   sh(`python -m sglang.launch_server --model-path {{.ModelID}} --kv-cache-dtype fp8_e5m2`),
+			FrameworkLlamaCPP: sh(`llama-server -m {{.ModelID}} -fa on -ctk q8_0 -ctv q8_0   # a quantised V cache needs flash attention`),
+			FrameworkOllama:   sh(`OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 ollama serve`),
+		},
+	},
+	{
+		ID: MaxModelLen, Level: LevelOneLiner,
+		Title:  "Cap the context length",
+		Cost:   "requests longer than the cap (prompt + output) are refused",
+		Detail: `{{if .MaxModelLen}}{{.MaxModelLen}} tokens{{if .EngineMaxModelLen}} (at most the {{.EngineMaxModelLen}} the engine estimates fit){{end}}{{if .WasMaxModelLen}} instead of {{.WasMaxModelLen}}{{end}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkVLLM: sh(`vllm serve {{.ModelID}} --max-model-len {{.MaxModelLen}}`),
+			FrameworkPyTorch: py(`inputs = tokenizer(prompts, truncation=True, max_length={{.MaxModelLen}}, return_tensors="pt")
+# and keep prompt + max_new_tokens <= {{.MaxModelLen}}`),
+			FrameworkSGLang:   sh(`python -m sglang.launch_server --model-path {{.ModelID}} --context-length {{.MaxModelLen}}`),
+			FrameworkTGI:      sh(`text-generation-launcher --model-id {{.ModelID}} --max-total-tokens {{.MaxModelLen}} --max-input-tokens {{.MaxModelLen}}`),
+			FrameworkLlamaCPP: sh(`llama-server -m {{.ModelID}} -c {{.MaxModelLen}}   # --ctx-size: the KV cache is sized for it`),
+			FrameworkOllama:   sh(`OLLAMA_CONTEXT_LENGTH={{.MaxModelLen}} ollama serve   # or PARAMETER num_ctx {{.MaxModelLen}} in the Modelfile`),
+		},
+	},
+	{
+		ID: SmallerBatch, Level: LevelOneLiner,
+		Title:  "Serve or generate fewer sequences at a time",
+		Cost:   "lower throughput under load; latency per request unchanged",
+		Detail: `{{if .Sequences}}{{.Sequences}}{{if .WasSequences}} instead of {{.WasSequences}}{{end}} at a time{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkVLLM: sh(`vllm serve {{.ModelID}} --max-num-seqs {{.Sequences}}`),
+			FrameworkPyTorch: py(`for i in range(0, len(prompts), {{.Sequences}}):
+    out = model.generate(**tokenizer(prompts[i:i + {{.Sequences}}], return_tensors="pt", padding=True).to("cuda"),
+                         max_new_tokens=256, num_return_sequences=1)`),
+			FrameworkSGLang:   sh(`python -m sglang.launch_server --model-path {{.ModelID}} --max-running-requests {{.Sequences}}`),
+			FrameworkLlamaCPP: sh(`llama-server -m {{.ModelID}} -np 1   # --parallel: slots share the context`),
+		},
+	},
+	{
+		ID: SmallerEvalBatch, Level: LevelOneLiner,
+		Title: "Use a smaller evaluation batch",
+		Cost:  "slower evaluation",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch:   py("val_loader = DataLoader(val_set, batch_size=8)"),
+			FrameworkHF:        py("TrainingArguments(..., per_device_eval_batch_size=4, eval_accumulation_steps=4)"),
+			FrameworkLightning: py("def val_dataloader(self):\n    return DataLoader(self.val_set, batch_size=8)"),
+			FrameworkKeras:     py("model.evaluate(x, y, batch_size=8)"),
+		},
+	},
+	{
+		ID: MaxBatchedTokens, Level: LevelOneLiner,
+		Title:  "Lower the prefill token budget (tokens batched in one forward pass)",
+		Cost:   "fewer or shorter prompts batched together: lower throughput on long prompts",
+		Detail: `{{if .BatchedTokens}}{{.BatchedTokens}} tokens{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkTGI:      sh(`text-generation-launcher --model-id {{.ModelID}} --max-batch-prefill-tokens {{.BatchedTokens}}`),
+			FrameworkVLLM:     sh(`vllm serve {{.ModelID}} --max-num-batched-tokens {{.BatchedTokens}}`),
+			FrameworkSGLang:   sh(`python -m sglang.launch_server --model-path {{.ModelID}} --chunked-prefill-size {{.BatchedTokens}}`),
+			FrameworkLlamaCPP: sh(`llama-server -m {{.ModelID}} -b {{.BatchedTokens}} -ub 256   # the compute buffer grows with --ubatch-size`),
+		},
+	},
+	{
+		ID: DataLoaderWorkers, Level: LevelOneLiner,
+		Title:  "Use fewer DataLoader workers, less prefetch and no pinned memory (each worker holds its own copy of what it touches)",
+		Cost:   "slower input pipeline",
+		Detail: `{{if .Workers}}{{.Workers}} workers{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch:   py(`DataLoader(ds, batch_size=bs, num_workers={{.Workers}}, prefetch_factor=2, pin_memory=False, persistent_workers=False)`),
+			FrameworkHF:        py(`TrainingArguments(..., dataloader_num_workers={{.Workers}}, dataloader_pin_memory=False)`),
+			FrameworkLightning: py(`DataLoader(ds, batch_size=bs, num_workers={{.Workers}}, pin_memory=False)  # in your DataModule`),
+		},
+	},
+	{
+		ID: SharedMemorySize, Level: LevelOneLiner,
+		Title:  "Give the container more shared memory (/dev/shm), which DataLoader workers pass batches through",
+		Cost:   "host RAM: /dev/shm counts against the container's memory",
+		Detail: `{{if .ShmSize}}{{.ShmSize}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			Any: sh(`docker run --shm-size={{.ShmSize}} ...   # Docker's default is 64m
+# Kubernetes: mount an emptyDir with medium: Memory at /dev/shm`),
+		},
+	},
+	{
+		ID: MmapWeights, Level: LevelOneLiner,
+		Title: "Load the weights memory-mapped, not copied into host RAM",
+		Cost:  "none; needs safetensors or a torch.save file from PyTorch >= 2.1",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`state = torch.load(path, mmap=True, weights_only=True, map_location="cpu")`),
+			FrameworkHF:      py(`model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", torch_dtype={{.TorchDtype}}, low_cpu_mem_usage=True)  # safetensors are mmapped`),
+		},
+	},
+	{
+		ID: NCCLBuffers, Level: LevelOneLiner,
+		Title: "Shrink NCCL's own GPU buffers: smaller buffers, fewer channels, no NVLink SHARP",
+		Cost:  "somewhat slower collectives on large messages; NVLS off matters only on NVSwitch systems (H100/H200 HGX)",
+		Snippets: map[Framework]Snippet{
+			Any: sh(`export NCCL_BUFFSIZE=1048576      # bytes per channel buffer; default 4194304 (4 MiB)
+export NCCL_MAX_NCHANNELS=4       # fewer channels, each with its own buffers
+export NCCL_NVLS_ENABLE=0         # NVLink SHARP reserves a large buffer per communicator`),
+		},
+	},
+
+	// ---- level 2: change the method ----
+	{
+		ID: LoRA, Level: LevelMethod,
+		Title:  "Train LoRA adapters instead of all weights",
+		Cost:   "far fewer trainable parameters: often within a point of full fine-tuning, but can lag on hard or very different tasks",
+		Detail: `{{if .TrainableParams}}rank {{.LoRARank}} on all linear layers: {{.TrainableParams}} trainable parameters{{if .WasTrainableParams}} instead of {{.WasTrainableParams}}{{end}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`from peft import LoraConfig, get_peft_model
+model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", torch_dtype={{.TorchDtype}})
+model = get_peft_model(model, LoraConfig(r={{.LoRARank}}, lora_alpha={{.LoRAAlpha}}, lora_dropout=0.05,
+                                         target_modules="all-linear", task_type="CAUSAL_LM"))
+model.print_trainable_parameters()`),
+			FrameworkHF: py(`from peft import LoraConfig
+trainer = SFTTrainer(model="{{.ModelID}}", args=args, train_dataset=dataset,
+                     peft_config=LoraConfig(r={{.LoRARank}}, lora_alpha={{.LoRAAlpha}}, target_modules="all-linear",
+                                            task_type="CAUSAL_LM"))`),
+			FrameworkKeras: py(`model.backbone.enable_lora(rank={{.LoRARank}})  # KerasHub models`),
+		},
+	},
+	{
+		ID: Optim8bit, Level: LevelMethod,
+		Title:  "8-bit AdamW (bitsandbytes)",
+		Cost:   "optimizer states in 8 bits (2 instead of 8 bytes per parameter): convergence close to 32-bit AdamW in published results; needs bitsandbytes (CUDA); the paged variant slows steps when it pages to CPU RAM",
+		Detail: `{{if .Paged}}the paged variant, whose states live in CUDA unified memory and page to CPU RAM under pressure{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`import bitsandbytes as bnb
+optimizer = bnb.optim.{{if .Paged}}PagedAdamW8bit{{else}}AdamW8bit{{end}}(model.parameters(), lr=2e-5)`),
+			FrameworkHF: py(`args = TrainingArguments(..., optim="{{if .Paged}}paged_adamw_8bit{{else}}adamw_bnb_8bit{{end}}")`),
+			FrameworkLightning: py(`def configure_optimizers(self):
+    return bnb.optim.{{if .Paged}}PagedAdamW8bit{{else}}AdamW8bit{{end}}(self.parameters(), lr=2e-5)`),
+		},
+	},
+	{
+		ID: ChunkedLoss, Level: LevelMethod,
+		Title:  "Chunked (fused linear) cross-entropy: never materialise the full logits",
+		Cost:   "exact loss; about the same speed; needs Liger Kernel (or another chunked cross-entropy)",
+		Detail: `{{if .LogitsTokens}}{{.LogitsTokens}} tokens × {{.Vocab}} vocabulary{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`from liger_kernel.transformers import AutoLigerKernelForCausalLM
+model = AutoLigerKernelForCausalLM.from_pretrained("{{.ModelID}}")  # fused linear + cross-entropy`),
+			FrameworkHF: py(`args = TrainingArguments(..., use_liger_kernel=True)`),
+		},
+	},
+	{
+		ID: Int8Weights, Level: LevelMethod,
+		Title: "8-bit weights",
+		Cost:  "small accuracy loss; FP8 weights (Hopper, Ada) and W8A8 kernels in vLLM are faster than 16-bit, bitsandbytes int8 is slower",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+model = AutoModelForCausalLM.from_pretrained(
+    "{{.ModelID}}", quantization_config=BitsAndBytesConfig(load_in_8bit=True))`),
+			FrameworkVLLM:     sh(`{{if .FP8}}vllm serve {{.ModelID}} --quantization fp8  # 8-bit weights, quantised at load{{else}}vllm serve {{.ModelID}}-W8A8  # an INT8 W8A8 checkpoint (e.g. made with llm-compressor){{end}}`),
+			FrameworkLlamaCPP: sh(`llama-server -m model-Q8_0.gguf   # 8.5 bits per weight`),
+			FrameworkOllama:   sh("# pick an 8-bit tag of the model on ollama.com/library, e.g.\nollama pull llama3.1:8b-instruct-q8_0"),
+		},
+	},
+
+	// ---- level 3: change the configuration ----
+	{
+		ID: QLoRA, Level: LevelConfig,
+		Title:  "QLoRA: base weights in 4-bit NF4, LoRA adapters in 16-bit",
+		Cost:   "slower steps (weights are dequantised on the fly) and a small accuracy risk from 4-bit weights; the QLoRA paper matches 16-bit LoRA on its benchmarks",
+		Detail: `{{if .WasTrainableParams}}rank {{.LoRARank}} adapters on all linear layers instead of {{.WasTrainableParams}} trainable parameters{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                         bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype={{.TorchDtype}})
+model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", quantization_config=bnb)
+model = prepare_model_for_kbit_training(model, use_gradient_checkpointing={{.PyBool}})
+model = get_peft_model(model, LoraConfig(r={{.LoRARank}}, lora_alpha={{.LoRAAlpha}}, target_modules="all-linear",
+                                         task_type="CAUSAL_LM"))`),
+		},
+	},
+	{
+		ID: Zero2, Level: LevelConfig,
+		Title:    "ZeRO-2 (FSDP SHARD_GRAD_OP): shard gradients and optimizer states across the GPUs",
+		Cost:     "same results; communication about the same as plain data parallel",
+		Detail:   `{{if .GPUs}}across {{.GPUs}} GPUs{{end}}`,
+		Snippets: zeroSnippets,
+		Set:      func(p *Params) { p.ZeroStage, p.Offload = 2, "" },
+	},
+	{
+		ID: Zero3, Level: LevelConfig,
+		Title:    "ZeRO-3 (FSDP full sharding): shard parameters too, gathered layer by layer",
+		Cost:     "same results; about 1.5× the communication of ZeRO-2, and runs across nodes need a fast interconnect (InfiniBand/EFA)",
+		Detail:   `{{if .GPUs}}across {{.GPUs}}{{if .GPUName}}× {{.GPUName}}{{else}} GPUs{{end}}{{if .Nodes}} ({{.Nodes}} nodes){{end}}{{end}}`,
+		Snippets: zeroSnippets,
+		Set: func(p *Params) {
+			p.ZeroStage = 3
+		},
+	},
+	{
+		ID: ZeroOffload, Level: LevelConfig,
+		Title:    "ZeRO-Offload: optimizer states and step on the CPU",
+		Cost:     "much slower optimizer step (CPU Adam, PCIe transfers); needs host RAM for the fp32 states",
+		Detail:   `{{if .HostRAM}}about {{.HostRAM}} of host RAM per node{{end}}`,
+		Snippets: zeroSnippets,
+		Set: func(p *Params) {
+			p.Offload = "optimizer"
+			p.ZeroStage = max(p.ZeroStage, 2)
+		},
+	},
+	{
+		ID: ParamOffload, Level: LevelConfig,
+		Title:    "ZeRO-3 with parameters and optimizer offloaded to the CPU (ZeRO-Infinity)",
+		Cost:     "several times slower (every layer's weights cross PCIe each step); needs host RAM for every parameter",
+		Detail:   `{{if .HostRAM}}{{.HostRAM}}+ of host RAM{{end}}`,
+		Snippets: zeroSnippets,
+		Set:      func(p *Params) { p.Offload, p.ZeroStage = "param", 3 },
+	},
+	{
+		ID: TensorParallel, Level: LevelConfig,
+		Title:  "Tensor parallelism: split every layer across GPUs",
+		Cost:   "more GPUs, each at its price (NVLink within a node preferred); lower latency per token",
+		Detail: `{{if .GPUs}}{{if gt .PP 1}}TP {{.TP}} × PP {{.PP}} across {{.GPUs}}{{else}}across {{.GPUs}}{{end}}{{if .GPUName}}× {{.GPUName}}{{else}} GPUs{{end}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkVLLM: sh(`vllm serve {{.ModelID}} --tensor-parallel-size {{.TP}}{{if gt .PP 1}} --pipeline-parallel-size {{.PP}}{{end}}`),
+			FrameworkPyTorch: sh(`{{if gt .PP 1}}# across nodes, serve with vLLM:
+vllm serve {{.ModelID}} --tensor-parallel-size {{.TP}} --pipeline-parallel-size {{.PP}}{{else}}# launch: torchrun --nproc-per-node {{.TP}} infer.py
+model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", tp_plan="auto"){{end}}`),
+			FrameworkSGLang: sh(`python -m sglang.launch_server --model-path {{.ModelID}} --tp {{.TP}}`),
+			FrameworkTGI:    sh(`text-generation-launcher --model-id {{.ModelID}} --num-shard {{.TP}}`),
+		},
+	},
+	{
+		ID: NF4Weights, Level: LevelConfig,
+		Title:  "4-bit weights (NF4, AWQ/GPTQ, or a 4-bit GGUF)",
+		Cost:   "noticeable accuracy risk on reasoning and code; prefer a published AWQ/GPTQ checkpoint for serving speed",
+		Detail: `{{if .Quant}}{{.Quant}}{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                         bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype={{.TorchDtype}})
+model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", quantization_config=bnb)`),
+			FrameworkVLLM:     sh(`vllm serve {{.ModelID}} --quantization bitsandbytes  # or an AWQ/GPTQ checkpoint`),
+			FrameworkSGLang:   sh(`python -m sglang.launch_server --model-path {{.ModelID}}-AWQ   # an AWQ or GPTQ checkpoint`),
+			FrameworkTGI:      sh(`text-generation-launcher --model-id {{.ModelID}} --quantize bitsandbytes-nf4   # or an AWQ/GPTQ checkpoint with --quantize awq`),
+			FrameworkLlamaCPP: sh(`llama-server -m model-{{.Quant}}.gguf   # about 4.8 bits per weight for Q4_K_M, vs 8.5 for Q8_0 and 16 for F16`),
+			FrameworkOllama:   sh("# pick a 4-bit tag of the model on ollama.com/library, e.g.\nollama pull llama3.1:8b-instruct-q4_K_M"),
+		},
+	},
+	{
+		ID: LayerOffload, Level: LevelConfig,
+		Title:  "Keep only part of the layers on this GPU, the rest on other GPUs or in CPU RAM",
+		Cost:   "every offloaded layer runs at CPU or PCIe speed: much slower generation",
+		Detail: `{{if .GPULayers}}{{.GPULayers}}{{if .TotalLayers}} of {{.TotalLayers}}{{end}} layers on the GPU{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch:  py(`model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", device_map="auto", torch_dtype={{.TorchDtype}})  # max_memory={0: "20GiB", "cpu": "64GiB"} to cap the GPU`),
+			FrameworkLlamaCPP: sh(`llama-server -m {{.ModelID}} -ngl {{.GPULayers}}   # --n-gpu-layers: the rest run on the CPU`),
+			FrameworkOllama: sh(`# in the Modelfile (or "options" of the API request):
+PARAMETER num_gpu {{.GPULayers}}`),
+		},
+	},
+
+	// ---- level 4: change the hardware ----
+	{
+		ID: BiggerGPU, Level: LevelHardware,
+		Title:  "Use a GPU with more memory",
+		Cost:   "rent cost; see the offers",
+		Detail: `{{if .NeedBytes}}more than {{.NeedGiB}} per GPU{{end}}`,
+	},
+	{
+		ID: MoreHostRAM, Level: LevelHardware,
+		Title: "Give the job more host RAM (a bigger machine, a higher container limit, or swap)",
+		Cost:  "a bigger instance or node; swap is slow",
+		Snippets: map[Framework]Snippet{
+			Any: yml(`# Kubernetes: resources.limits.memory of the pod; Docker: docker run --memory=64g ...
+resources:
+  limits:
+    memory: 64Gi`),
+		},
+	},
+}
