@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vrambot/vrambot/advisor/fix"
 
 	"github.com/vrambot/vrambot/commands"
 	"github.com/vrambot/vrambot/internal/golden"
@@ -110,8 +113,24 @@ func TestVRAMReply(t *testing.T) {
 	if req.MemoryPerGPUBytes != final || req.GPUCount != 1 || req.RequestedGPU != "A100-80GB" {
 		t.Errorf("requirement %+v, want %d bytes on 1 GPU, A100-80GB requested", req, final)
 	}
-	if want := 6 * float64(res.Workload.Params) * 2e9; req.TrainFLOPs != want {
-		t.Errorf("TrainFLOPs %g, want 6 × params × tokens = %g", req.TrainFLOPs, want)
+	// The plan's final workload: full fine-tuning (6N) with whatever
+	// checkpointing the fixes added (+2N).
+	perToken := 6.0
+	for _, st := range res.Stages {
+		for _, f := range st.Fixes {
+			if f.ID == fix.GradCheckpointing {
+				perToken = 8
+			}
+		}
+	}
+	if want := perToken * float64(res.Workload.Params) * 2e9; math.Abs(req.TrainFLOPs-want) > 1e-9*want {
+		t.Errorf("TrainFLOPs %g, want %g × params × tokens = %g", req.TrainFLOPs, perToken, want)
+	}
+	if res.CostToFinish == nil || res.CostToFinish.FLOPs != req.TrainFLOPs || !strings.Contains(res.CostToFinish.Formula, "6N") {
+		t.Errorf("cost_to_finish %+v, want the requirement's FLOPs and a 6N formula", res.CostToFinish)
+	}
+	if req.Utilisation["RTX4090"] >= 0.4 || req.Utilisation["H100-SXM"] <= 0 || !strings.Contains(req.UtilisationNote, "torchtitan") {
+		t.Errorf("utilisation %v (%q): want per GPU class with its source, consumer cards below 40%%", req.Utilisation, req.UtilisationNote)
 	}
 	if req.NeedBF16 {
 		t.Error("a defaulted bf16 must not rule out GPUs without bf16")
@@ -129,7 +148,7 @@ func TestVRAMRequirement(t *testing.T) {
 		query    string
 		bf16     bool
 		fp8      bool
-		flops    float64 // per parameter and token: 6 training, 2 inference, 0 without tokens=
+		flops    float64 // per parameter and token: 6 full, 4 LoRA, +2 checkpointing, 2 inference, 0 without tokens=
 		gpus     int
 		request  string
 		minBytes int64
@@ -137,7 +156,8 @@ func TestVRAMRequirement(t *testing.T) {
 		{"7b lora a100", false, false, 0, 1, "A100-80GB", 1 << 30},
 		{"7b lora a100 precision=bf16", true, false, 0, 1, "A100-80GB", 1 << 30},
 		{"7b inference 4090 tokens=1e9", false, false, 2, 1, "RTX4090", 1 << 30},
-		{"7b full 24gb tokens=1B", false, false, 6, 1, "", 1 << 30},
+		{"7b full 24gb tokens=1B gc=on", false, false, 8, 1, "", 1 << 30},
+		{"1b full h100 tokens=1B gc=off", false, false, 6, 1, "H100-SXM", 1 << 30},
 		{"llama-2-70b 8xh100 kv=fp8 engine=vllm", false, true, 0, 8, "H100-SXM", 1 << 30},
 	}
 	for _, tt := range tests {
@@ -152,7 +172,7 @@ func TestVRAMRequirement(t *testing.T) {
 			if req.NeedBF16 != tt.bf16 || req.NeedFP8 != tt.fp8 || req.RequestedGPU != tt.request || req.GPUCount < tt.gpus || req.MemoryPerGPUBytes < tt.minBytes {
 				t.Errorf("requirement %+v", req)
 			}
-			if want := tt.flops * float64(res.Workload.Params) * float64(res.Workload.Tokens); req.TrainFLOPs != want {
+			if want := tt.flops * float64(res.Workload.Params) * float64(res.Workload.Tokens); math.Abs(req.TrainFLOPs-want) > 1e-9*want {
 				t.Errorf("TrainFLOPs %g, want %g", req.TrainFLOPs, want)
 			}
 		})

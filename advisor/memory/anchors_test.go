@@ -63,9 +63,11 @@ func TestDeepSpeedZeROCodeAnchors(t *testing.T) {
 // TestZeROPaperAnchors checks the ZeRO paper's Figure 1 (7.5B, N_d=64:
 // 120 / 31.4 / 16.6 / 1.9 GB). The estimator follows DeepSpeed's code, which
 // also keeps an fp32 gradient partition (4Ψ/N) and, at stage 3, the gathered
-// largest layer (4·LL); at stage 0 it models PyTorch AMP, whose autocast
-// copies add ~2 B per matmul parameter. So the paper's figures are matched
-// within 15%, and exactly once those documented terms are taken out.
+// largest layer (4·LL); at stage 0 it models PyTorch AMP under DDP, whose
+// autocast copies add ~2 B per matmul parameter and whose all-reduce
+// buckets are a second copy of the fp32 gradients (4Ψ). So the paper's
+// ZeRO-1/2 figures are matched within 15%, and every stage exactly once
+// those documented terms are taken out.
 func TestZeROPaperAnchors(t *testing.T) {
 	const psi = 7.5e9
 	const n = 64
@@ -76,17 +78,21 @@ func TestZeROPaperAnchors(t *testing.T) {
 		// documented is what the code (or AMP) adds over the paper, in bytes.
 		documented func(linear float64) float64
 	}{
-		{0, 120, func(linear float64) float64 { return 2 * linear }},
+		{0, 120, func(linear float64) float64 { return 2*linear + fp32Bytes*psi }},
 		{1, 31.4, func(float64) float64 { return fp32GradPartitionBytes * psi / n }},
 		{2, 16.6, func(float64) float64 { return fp32GradPartitionBytes * psi / n }},
 		{3, 1.9, func(float64) float64 { return 4*largestLayerParams(m) + (fp32GradPartitionBytes-halfBytes)*psi/n }},
 	}
 	linear, _ := paramSplit(m, psi/float64(m.ComputeParams()))
 	for _, tt := range tests {
+		sharding := ShardingDeepSpeed
+		if tt.stage == 0 {
+			sharding = ShardingDDP
+		}
 		b := Estimate(Workload{Model: m, Method: MethodFull, Precision: PrecisionMixedFP16,
-			Optimizer: OptimizerAdamW, ZeroStage: tt.stage, GPUs: n})
+			Optimizer: OptimizerAdamW, ZeroStage: tt.stage, GPUs: n, Sharding: sharding})
 		got := modelStateBytes(b)
-		if !within(got/gb, tt.wantGB, 0.15) && tt.stage < 3 {
+		if !within(got/gb, tt.wantGB, 0.15) && tt.stage > 0 && tt.stage < 3 {
 			t.Errorf("stage %d: %.2f GB, paper %.1f GB (beyond 15%%)", tt.stage, got/gb, tt.wantGB)
 		}
 		if paper := (got - tt.documented(linear)) / gb; !within(paper, tt.wantGB, 0.02) {

@@ -16,6 +16,7 @@ func TestResolveDefaults(t *testing.T) {
 		ModelName: "llama-2-7b", Params: 6_738_415_616, TrainableParams: 4_194_304, Method: MethodLoRA,
 		Precision: PrecisionBF16, Optimizer: OptimizerAdamW, Batch: 1, SeqLen: 2048, GPUs: 1, TP: 1, PP: 1,
 		Offload: OffloadNone, Attention: AttentionFlash, LoRARank: 8, LoRATargets: "qv",
+		Checkpointing: CheckpointOff, Sharding: ShardingNone, Loss: LossStandard,
 	}
 	w.Model = catalog.Model{}
 	got := w

@@ -147,6 +147,7 @@ func resolve(w Workload, record bool) Workload {
 	if w.Offload != OffloadOptimizer && w.Offload != OffloadParam {
 		w.Offload = OffloadNone
 	}
+	resolveTraining(&w, note)
 	if w.Attention != AttentionFlash && w.Attention != AttentionEager {
 		w.Attention = ""
 	}
@@ -169,7 +170,7 @@ func resolve(w Workload, record bool) Workload {
 			w.KVCacheDtype = "fp16"
 		}
 	}
-	if w.Method == MethodLoRA || w.Method == MethodQLoRA {
+	if w.Method.IsAdapter() {
 		if w.LoRARank <= 0 {
 			w.LoRARank = DefaultLoRARank
 			note("LoRA rank not given: %d (PEFT default)", w.LoRARank)
@@ -192,7 +193,7 @@ func resolve(w Workload, record bool) Workload {
 
 // The accepted enumeration values (DESIGN.md §3.2).
 var (
-	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodFreeze, MethodInference}
+	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodDoRA, MethodFreeze, MethodInference}
 	precisions = []Precision{PrecisionFP32, PrecisionFP16, PrecisionBF16, PrecisionMixedBF16, PrecisionMixedFP16, PrecisionInt8, PrecisionNF4}
 	optimizers = []Optimizer{OptimizerAdamW, OptimizerAdamW8bit, OptimizerPagedAdamW8bit, OptimizerAdafactor, OptimizerSGD, OptimizerNone}
 )
@@ -226,6 +227,8 @@ func TrainableParams(w Workload) int64 {
 		return w.Params
 	case MethodLoRA, MethodQLoRA:
 		return LoRAParams(m, w.LoRARank, w.LoRATargets)
+	case MethodDoRA:
+		return LoRAParams(m, w.LoRARank, w.LoRATargets) + DoRAMagnitudeParams(m, w.LoRATargets)
 	case MethodFreeze:
 		return int64(min(FreezeTrainableLayers, m.NumLayers)) * m.LayerParams()
 	default:
@@ -302,3 +305,26 @@ func LoRAParams(m catalog.Model, rank int, targets string) int64 {
 	}
 	return n
 }
+
+// DoRAMagnitudeParams is DoRA's trained magnitude vector: one value per
+// output feature of every adapted linear layer (Liu et al. 2024,
+// arXiv:2402.09353 §4.1; PEFT lora_magnitude_vector).
+func DoRAMagnitudeParams(m catalog.Model, targets string) int64 {
+	if !validTargets(targets) {
+		targets = DefaultLoRATargets
+	}
+	mods, n := loraModules(m, targets)
+	var perLayer int64
+	for k, mod := range mods[:n] {
+		out := mod.out
+		if k >= loraAttentionModules && m.NumExperts > 1 {
+			out *= int64(m.NumExperts)
+		}
+		perLayer += out
+	}
+	return int64(m.TotalLayers()) * perLayer
+}
+
+// KnownPrecision reports whether p is a precision the estimator models
+// (the regimes of DESIGN.md §3.2).
+func KnownPrecision(p Precision) bool { return slices.Contains(precisions, p) }
