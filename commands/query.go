@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
@@ -335,7 +336,7 @@ var bareValues = []struct {
 	key    string
 	values []string
 }{
-	{"precision", []string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4"}},
+	{"precision", append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "int4", "awq", "gptq", "mxfp4", "nvfp4"}, ggufBareNames()...)}, // not fp8: precision or kv
 	{"optim", []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"}},
 	{"attn", []string{"flash", "sdpa", "eager"}},
 	{"engine", []string{"vllm"}},
@@ -351,6 +352,16 @@ var keyedEnums = []struct {
 	{"gc", queryEnum{values: map[string]string{"on": "on", "off": "off", "selective": "selective"}}},
 	{"loss", queryEnum{values: map[string]string{"chunked": "chunked"}}},
 	{"kv", kvEnum}, {"offload", offloadEnum}, {"targets", targetsEnum}, {"framework", frameworkEnum},
+}
+
+// ggufBareNames are the GGUF types as a bare word may spell them (q4_k_m,
+// q4-k-m).
+func ggufBareNames() []string {
+	var out []string
+	for _, t := range arch.GGUFTypes() {
+		out = append(out, t, strings.ReplaceAll(t, "_", "-"))
+	}
+	return out
 }
 
 type countedGPU struct {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
@@ -41,8 +42,11 @@ var (
 			"bf16": "bf16", "bfloat16": "bf16", "mixed-bf16": "mixed-bf16", "amp-bf16": "mixed-bf16", "bf16-mixed": "mixed-bf16",
 			"mixed-fp16": "mixed-fp16", "amp-fp16": "mixed-fp16", "16-mixed": "mixed-fp16", "fp16-mixed": "mixed-fp16",
 			"int8": "int8", "8bit": "int8", "nf4": "nf4", "4bit": "nf4",
+			// Pre-quantised checkpoints (DESIGN.md §3.2, added in turn 2).
+			"fp8": "fp8", "float8": "fp8", "fp8-e4m3": "fp8", "w8a8-fp8": "fp8", "int4": "int4", "w4a16": "int4",
+			"awq": "awq", "gptq": "gptq", "mxfp4": "mxfp4", "nvfp4": "nvfp4",
 		},
-		canon: []string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4"},
+		canon: []string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "fp8", "int4", "awq", "gptq", "mxfp4", "nvfp4", "q4_k_m", "q8_0"},
 	}
 	optimEnum = queryEnum{
 		values: map[string]string{
@@ -88,8 +92,8 @@ var (
 		canon:  []string{"flash", "eager"},
 	}
 	kvEnum = queryEnum{
-		values: map[string]string{"fp16": "fp16", "bf16": "fp16", "auto": "fp16", "fp8": "fp8", "fp8-e4m3": "fp8", "fp8-e5m2": "fp8"},
-		canon:  []string{"fp16", "fp8"},
+		values: map[string]string{"fp16": "fp16", "bf16": "fp16", "auto": "fp16", "fp8": "fp8", "fp8-e4m3": "fp8", "fp8-e5m2": "fp8", "int8": "int8"},
+		canon:  []string{"fp16", "fp8", "int8"},
 	}
 	engineEnum = queryEnum{
 		values: map[string]string{"hf": "hf", "transformers": "hf", "huggingface": "hf", "vllm": "vllm"},
@@ -138,6 +142,13 @@ var frameworkStacks = map[string]frameworkStack{
 	"keras":         {snippets: fix.FrameworkKeras},
 	"jax":           {snippets: fix.FrameworkJAX},
 	"vllm":          {snippets: fix.FrameworkVLLM},
+}
+
+// GGUF types are precisions too ("q4_k_m" typed as q4_k_m or q4-k-m).
+func init() {
+	for _, t := range arch.GGUFTypes() {
+		precisionEnum.values[strings.ReplaceAll(t, "_", "-")] = t
+	}
 }
 
 // parse looks v up; an unknown value is an error naming the key, the value
@@ -378,6 +389,10 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 		if (c == "bf16" || c == "mixed-bf16") && !gpu.BF16 {
 			w.Assumptions = append(w.Assumptions, fmt.Sprintf("%s has no bf16 support: estimated as asked, but use fp16 (mixed-fp16 with GradScaler) there", gpu.Name))
 		}
+	} else if w.Model.Quant != nil && w.Method != memory.MethodFull && w.Method != memory.MethodFreeze && w.Method != memory.MethodQLoRA {
+		// A pre-quantised checkpoint: memory.Resolve takes its own storage
+		// as the precision and says so.
+		q.Defaults = append(q.Defaults, DefaultPrecision)
 	} else {
 		switch w.Method {
 		case memory.MethodQLoRA:
@@ -398,6 +413,10 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 			w.Precision = memory.Precision(half)
 			assume(DefaultPrecision, "precision not given: assuming %s weights%s", half, noBF16Advice(gpu, false))
 		}
+	}
+
+	if n := fp8ComputeNote(w, gpu); n != "" {
+		w.Assumptions = append(w.Assumptions, n)
 	}
 
 	// optimizer
@@ -521,6 +540,9 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 			return err
 		}
 		w.KVCacheDtype = c
+		if c == "int8" {
+			w.Assumptions = append(w.Assumptions, "kv=int8: one byte per cached element (LMDeploy/TensorRT-LLM int8 KV; vLLM and SGLang offer fp8 at the same size)")
+		}
 	} else if !training {
 		w.KVCacheDtype = "fp16"
 		assume(DefaultKV, "KV cache dtype not given: assuming 16-bit")
@@ -554,6 +576,18 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 		w.Tokens = n
 	}
 	return nil
+}
+
+// fp8ComputeNote says what FP8 weights do on a GPU without FP8 tensor
+// cores (catalog.GPU.FP8): they are served weight-only (one byte per weight
+// in memory, dequantised to 16-bit for each matmul, as vLLM's Marlin FP8
+// kernels do), so the memory estimate holds but not FP8 speed.
+func fp8ComputeNote(w *memory.Workload, gpu catalog.GPU) string {
+	fp8 := w.Precision == memory.PrecisionFP8 || (w.Precision == "" && w.Model.Quant != nil && w.Model.Quant.Method == "fp8")
+	if !fp8 || gpu.FP8 || gpu.Key == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s has no FP8 tensor cores: FP8 weights run weight-only there (1 byte per weight, 16-bit compute), so memory is as estimated but not FP8 speed", gpu.Name)
 }
 
 // noBF16Advice says what a GPU without bf16 (V100, T4) runs instead: fp16,

@@ -29,7 +29,7 @@ type OfferFinder interface {
 // workload as asked; Stages are the fixes; Offers fit the plan's final
 // workload. Fit (the band) and Verdict are additions to the contract.
 type VRAMResult struct {
-	Workload      memory.Workload  `json:"workload"`
+	Workload      VRAMWorkload     `json:"workload"`
 	Estimate      memory.Breakdown `json:"estimate"`
 	GPU           VRAMGPU          `json:"gpu"`
 	Fits          bool             `json:"fits"`
@@ -46,6 +46,16 @@ type VRAMResult struct {
 	// change the method or nothing fits on one GPU.
 	ScaleOut *VRAMScaleOut   `json:"scale_out,omitempty"`
 	Offers   []pricing.Offer `json:"offers"`
+}
+
+// VRAMWorkload is the resolved workload with what the estimate used about
+// the model: active_params (parameters a token passes through; params for
+// a dense model) and the architecture facts (layers by attention kind, KV
+// bytes per token, experts, quantisation), additions to DESIGN.md §3.3.
+type VRAMWorkload struct {
+	memory.Workload
+	ActiveParams int64               `json:"active_params"`
+	Architecture memory.Architecture `json:"architecture"`
 }
 
 // VRAMGPU is the GPU the workload was compared against.
@@ -94,7 +104,7 @@ func VRAM(ctx context.Context, query string, offers OfferFinder) (reply.Reply, e
 	p := plan.Plan(w, q.GPU, q.Framework)
 
 	res := VRAMResult{
-		Workload:      w,
+		Workload:      VRAMWorkload{Workload: w, ActiveParams: w.Model.ActiveParams(), Architecture: memory.DescribeArchitecture(w)},
 		Estimate:      est,
 		GPU:           VRAMGPU{Name: q.GPU.Name, Key: q.GPU.Key, UsableBytes: q.GPU.UsableBytes},
 		Fits:          fit != memory.FitDoesNotFit,

@@ -279,3 +279,59 @@ func FuzzVRAM(f *testing.F) {
 		}
 	})
 }
+
+// TestVRAMArchitectureFacts: the JSON states what the estimate used about
+// the model, and the KV cache follows each family's per-token formula.
+func TestVRAMArchitectureFacts(t *testing.T) {
+	const gib = 1 << 30
+	tests := []struct {
+		query   string
+		kv      int64 // kv_cache_bytes
+		active  int64 // 0: equal to params
+		kinds   []string
+		experts int
+	}{
+		// A bare 8b is today's shape: 32 layers × 8 KV heads × 128 → 128 KiB/token.
+		{"8b inference engine=vllm seq=32k bs=8 h100", 32 * gib, 0, []string{"full"}, 0},
+		// MLA: (512 + 64) × 2 B × 61 layers per token.
+		{"deepseek-v3 inference seq=4096 bs=2 h200", 576 * 2 * 61 * 4096 * 2, 37_552_297_472, []string{"mla"}, 256},
+		// gpt-oss-20b: 12 full layers grow, 12 sliding ones stop at 128 tokens.
+		{"gpt-oss-20b inference seq=8192 h100", 12*2048*8192 + 12*2048*128, 4_187_440_704, []string{"sliding", "full"}, 32},
+		// Qwen3-Next: 12 full layers × 2 KiB/token + 36 linear layers' fixed state.
+		{"qwen3-next inference seq=16384 bs=4 h100", 12*2048*16384*4 + 36*(8192*3+32*128*128)*2*4, 3_874_929_408, []string{"linear", "full"}, 512},
+		{"qwen3-8b inference seq=1000 kv=int8 h100", 36 * 2 * 8 * 128 * 1000, 0, []string{"full"}, 0},
+	}
+	for _, tt := range tests {
+		r, err := commands.VRAM(context.Background(), tt.query, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.query, err)
+		}
+		res := r.Result.(commands.VRAMResult)
+		if res.Estimate.KVCacheBytes != tt.kv {
+			t.Errorf("%s: kv_cache_bytes %d, want %d", tt.query, res.Estimate.KVCacheBytes, tt.kv)
+		}
+		want := tt.active
+		if want == 0 {
+			want = res.Workload.Params
+		}
+		if res.Workload.ActiveParams != want {
+			t.Errorf("%s: active_params %d, want %d", tt.query, res.Workload.ActiveParams, want)
+		}
+		a := res.Workload.Architecture
+		var kinds []string
+		for _, g := range a.Attention {
+			kinds = append(kinds, string(g.Kind))
+		}
+		if !slices.Equal(kinds, tt.kinds) {
+			t.Errorf("%s: attention kinds %v, want %v", tt.query, kinds, tt.kinds)
+		}
+		if got := 0; a.Experts != nil {
+			got = a.Experts.Routed
+			if got != tt.experts {
+				t.Errorf("%s: %d experts, want %d", tt.query, got, tt.experts)
+			}
+		} else if tt.experts != 0 {
+			t.Errorf("%s: no experts reported", tt.query)
+		}
+	}
+}

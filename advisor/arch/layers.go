@@ -23,12 +23,16 @@ const (
 	// cache holds one compressed latent of kv_lora_rank + qk_rope_head_dim
 	// per token, not heads × head_dim.
 	KindMLA LayerKind = "mla"
+	// KindNone is a block without a token mixer (Nemotron-H's MLP-only and
+	// MoE-only blocks): no attention weights, no cache.
+	KindNone LayerKind = "none"
 )
 
 // Linear-attention mixers whose weights and state Attention can count.
 const (
 	LinearGatedDeltaNet = "gated_deltanet" // Qwen3-Next, Qwen3.5 (docs/architectures.md §3)
 	LinearLightning     = "lightning"      // MiniMax-Text-01 / M1 lightning attention
+	LinearMamba2        = "mamba2"         // Nemotron-H, Granite 4 (docs/architectures.md §12, §13)
 )
 
 // QK-norm layouts: per head (one head_dim-wide weight shared by all heads of
@@ -69,6 +73,12 @@ type Attention struct {
 	OutputGate bool `json:"output_gate,omitempty"`
 	// Sinks: a learned attention-sink logit per head (gpt-oss); no cache.
 	Sinks bool `json:"sinks,omitempty"`
+	// ValueFromKey: no v_proj, the values come from the key projection
+	// (Gemma 4 global layers, attention_k_eq_v); both are still cached.
+	ValueFromKey bool `json:"value_from_key,omitempty"`
+	// SharesKV: the layer reuses an earlier layer's keys and values
+	// (Gemma 4 num_kv_shared_layers): no k/v projections, no cache.
+	SharesKV bool `json:"shares_kv,omitempty"`
 
 	// Multi-head latent attention (KindMLA).
 	QLoRARank  int `json:"q_lora_rank,omitempty"`
@@ -76,12 +86,15 @@ type Attention struct {
 	RopeDim    int `json:"qk_rope_head_dim,omitempty"`
 
 	// Linear attention (KindLinear).
-	LinearType       string `json:"linear_type,omitempty"` // LinearGatedDeltaNet, LinearLightning
-	LinearKeyHeads   int    `json:"linear_key_heads,omitempty"`
-	LinearValueHeads int    `json:"linear_value_heads,omitempty"`
-	LinearKeyDim     int    `json:"linear_key_dim,omitempty"`
-	LinearValueDim   int    `json:"linear_value_dim,omitempty"`
-	ConvKernel       int    `json:"conv_kernel,omitempty"`
+	LinearType string `json:"linear_type,omitempty"` // LinearGatedDeltaNet, LinearLightning
+	// Gated DeltaNet: key/value heads and sizes. Mamba-2: value heads are
+	// mamba_num_heads of LinearValueDim (mamba_head_dim), LinearKeyHeads
+	// are n_groups of LinearKeyDim (ssm_state_size).
+	LinearKeyHeads   int `json:"linear_key_heads,omitempty"`
+	LinearValueHeads int `json:"linear_value_heads,omitempty"`
+	LinearKeyDim     int `json:"linear_key_dim,omitempty"`
+	LinearValueDim   int `json:"linear_value_dim,omitempty"`
+	ConvKernel       int `json:"conv_kernel,omitempty"`
 	// StateBytes is the fixed state one sequence keeps in this layer
 	// (convolution and recurrent state, in the dtypes the config sets).
 	StateBytes int64 `json:"state_bytes,omitempty"`
@@ -110,6 +123,10 @@ type FFN struct {
 	Experts            int `json:"experts,omitempty"`        // routed experts
 	ActiveExperts      int `json:"active_experts,omitempty"` // routed experts per token
 	ExpertIntermediate int `json:"expert_intermediate,omitempty"`
+	// ExpertLatent: the routed experts work in a latent of this width,
+	// reached through a hidden→latent and a latent→hidden projection
+	// (Nemotron 3 LatentMoE, moe_latent_size); 0 means the hidden size.
+	ExpertLatent int `json:"expert_latent,omitempty"`
 	// SharedIntermediate is the width of the always-active shared
 	// expert(s) taken together (DeepSeek: n_shared_experts ×
 	// moe_intermediate_size; Qwen2-MoE: shared_expert_intermediate_size).
@@ -117,9 +134,12 @@ type FFN struct {
 	// SharedGate: a Linear(hidden, 1) gates the shared expert (Qwen2-MoE, Qwen3-Next).
 	SharedGate bool `json:"shared_gate,omitempty"`
 	// RouterBias: the router Linear has a bias (gpt-oss); ScoreBias: an
-	// e_score_correction_bias per expert (DeepSeek-V3 noaux_tc, GLM-4.5).
-	RouterBias bool `json:"router_bias,omitempty"`
-	ScoreBias  bool `json:"score_bias,omitempty"`
+	// e_score_correction_bias per expert (DeepSeek-V3 noaux_tc, GLM-4.5);
+	// RouterScale: a hidden-size input scale and a per-expert scale
+	// (Gemma 4).
+	RouterBias  bool `json:"router_bias,omitempty"`
+	ScoreBias   bool `json:"score_bias,omitempty"`
+	RouterScale bool `json:"router_scale,omitempty"`
 }
 
 // IsMoE reports whether the block routes tokens to experts.
@@ -132,6 +152,9 @@ func (f FFN) IsMoE() bool { return f.Experts > 1 }
 type MTP struct {
 	LayerGroup
 	OwnEmbeddings bool `json:"own_embeddings,omitempty"`
+	// ExtraBlocks are further blocks in each module (Nemotron-H's MTP is
+	// an attention block and a MoE block).
+	ExtraBlocks []LayerGroup `json:"extra_blocks,omitempty"`
 }
 
 // Layers returns the decoder layer groups: Groups, or for a uniform model
@@ -141,6 +164,18 @@ func (m Model) Layers() []LayerGroup {
 		return m.Groups
 	}
 	return []LayerGroup{m.uniformGroup()}
+}
+
+// NumLayerGroups and LayerGroupAt walk Layers without allocating, for the
+// estimator's hot loops.
+func (m Model) NumLayerGroups() int { return max(1, len(m.Groups)) }
+
+// LayerGroupAt is Layers()[i].
+func (m Model) LayerGroupAt(i int) LayerGroup {
+	if len(m.Groups) > 0 {
+		return m.Groups[i]
+	}
+	return m.uniformGroup()
 }
 
 // uniformGroup is the layer every layer of a uniform model is.
@@ -241,20 +276,31 @@ func (m Model) AttentionGroups() []AttentionGroup {
 		add(AttentionGroup{Kind: KindFull, Layers: m.DecoderLayers(), KVHeads: m.NumKVHeads, HeadDim: m.HeadDim, VHeadDim: m.HeadDim})
 		return out
 	}
-	for _, l := range m.Layers() {
-		a := l.Attention
-		g := AttentionGroup{Kind: a.Kind, Layers: l.Layers}
-		switch a.Kind {
-		case KindMLA:
-			g.KVHeads, g.HeadDim, g.LatentDim = 1, a.LatentDim(), a.LatentDim()
-		case KindLinear:
-			g.StateBytes = a.StateBytes
-		default:
-			g.KVHeads, g.HeadDim, g.VHeadDim, g.Window = a.KVHeads, a.HeadDim, a.vHeadDim(), a.Window
+	for i := range m.NumLayerGroups() {
+		if g, ok := m.CacheGroupAt(i); ok {
+			add(g)
 		}
-		add(g)
 	}
 	return out
+}
+
+// CacheGroupAt is the cache view of layer group i alone (false when its
+// layers keep no cache), for summing caches without merging groups.
+func (m Model) CacheGroupAt(i int) (AttentionGroup, bool) {
+	l := m.LayerGroupAt(i)
+	a := l.Attention
+	g := AttentionGroup{Kind: a.Kind, Layers: l.Layers}
+	switch {
+	case a.Kind == KindNone || a.SharesKV:
+		return g, false
+	case a.Kind == KindMLA:
+		g.KVHeads, g.HeadDim, g.LatentDim = 1, a.LatentDim(), a.LatentDim()
+	case a.Kind == KindLinear:
+		g.StateBytes = a.StateBytes
+	default:
+		g.KVHeads, g.HeadDim, g.VHeadDim, g.Window = a.KVHeads, a.HeadDim, a.vHeadDim(), a.Window
+	}
+	return g, true
 }
 
 // KVCacheBytes is the cache of batch sequences of seqLen tokens at
@@ -263,9 +309,18 @@ func (m Model) AttentionGroups() []AttentionGroup {
 // fixed state of linear-attention layers (whose dtype the config sets, so
 // elemBytes does not apply to it). docs/architectures.md, docs/vllm-kv.md.
 func (m Model) KVCacheBytes(seqLen, batch int, elemBytes float64) float64 {
+	if m.Family == FamilyEncoderDecoder || m.Family == FamilyEncoderOnly {
+		var n float64
+		for _, g := range m.AttentionGroups() {
+			n += g.CacheBytes(seqLen, batch, elemBytes)
+		}
+		return n
+	}
 	var n float64
-	for _, g := range m.AttentionGroups() {
-		n += g.CacheBytes(seqLen, batch, elemBytes)
+	for i := range m.NumLayerGroups() {
+		if g, ok := m.CacheGroupAt(i); ok {
+			n += g.CacheBytes(seqLen, batch, elemBytes)
+		}
 	}
 	return n
 }

@@ -54,7 +54,7 @@ type Model struct {
 	// ComputeParams to reproduce the published parameter totals.
 
 	Aliases        []string `json:"aliases,omitempty"`
-	Norm           string   `json:"norm,omitempty"`            // rmsnorm (weight only) or layernorm (weight and bias)
+	Norm           string   `json:"norm,omitempty"`            // rmsnorm (weight only), layernorm (weight and bias), layernorm-nobias, none
 	Position       string   `json:"position,omitempty"`        // rope, learned (an embedding table) or relative (T5 buckets)
 	QKVBias        bool     `json:"qkv_bias,omitempty"`        // biases on the q, k, v projections only (Qwen2)
 	LinearBias     bool     `json:"linear_bias,omitempty"`     // biases on every linear layer (GPT-2, BERT, OPT, Phi-2)
@@ -84,6 +84,10 @@ type Model struct {
 	// model, counted by the config reader from vision_config
 	// (docs/architectures.md §4, §5, §8). It holds no KV cache.
 	VisionParams int64 `json:"vision_params,omitempty"`
+	// ExtraParams are tensors the shapes above do not describe, counted by
+	// the config reader per tensor group (Gemma 4's per-layer embedding
+	// tables and projections).
+	ExtraParams ByGroup[int64] `json:"extra_params,omitempty"`
 	// Quant is how a pre-quantised checkpoint stores its weights; nil for a
 	// 16-bit (or fp32) checkpoint, whose weights follow the workload's
 	// precision.

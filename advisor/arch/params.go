@@ -93,10 +93,15 @@ func (b *ByGroup[T]) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// normParams is the size of one hidden-size normalisation layer.
+// normParams is the size of one hidden-size normalisation layer: weight
+// and bias for "layernorm", none for the parameter-free LayerNorm of OLMo 1
+// ("none"), a weight otherwise (RMSNorm, Cohere's bias-free LayerNorm).
 func (m Model) normParams() int64 {
-	if m.Norm == "layernorm" {
+	switch m.Norm {
+	case "layernorm":
 		return 2 * int64(m.HiddenSize)
+	case "none":
+		return 0
 	}
 	return int64(m.HiddenSize)
 }
@@ -119,6 +124,21 @@ func (m Model) MLPParams() int64 {
 // uniform shape.
 func (m Model) LayerParams() int64 {
 	return m.layerParams(m.uniformGroup())
+}
+
+// MeanLayerParams is the parameters of an average decoder layer (the
+// uniform layer's for a uniform model): what training the last few layers
+// of a stack trains per layer.
+func (m Model) MeanLayerParams() int64 {
+	if len(m.Groups) == 0 {
+		return m.LayerParams()
+	}
+	var n, l int64
+	for _, g := range m.Groups {
+		n += int64(g.Layers) * m.layerParams(g)
+		l += int64(g.Layers)
+	}
+	return n / max(1, l)
 }
 
 // EmbeddingParams is the input token embedding table (V × h).
@@ -165,6 +185,8 @@ func (m Model) attentionParams(a Attention) int64 {
 		return n
 	case KindLinear:
 		return m.linearAttentionParams(a)
+	case KindNone:
+		return 0
 	}
 	kv := int64(a.KVHeads)
 	q := nq * hd
@@ -172,17 +194,26 @@ func (m Model) attentionParams(a Attention) int64 {
 	if a.OutputGate {
 		qProj *= 2
 	}
-	n := h*qProj + h*kv*hd + h*kv*vhd + nq*vhd*h
+	kProj, vProj := kv*hd, kv*vhd
+	if a.ValueFromKey {
+		vProj = 0
+	}
+	if a.SharesKV {
+		kProj, vProj = 0, 0
+	}
+	n := h*qProj + h*kProj + h*vProj + nq*vhd*h
 	if a.QKVBias {
-		n += qProj + kv*hd + kv*vhd
+		n += qProj + kProj + vProj
 	}
 	if a.OutBias {
 		n += h
 	}
-	switch a.QKNorm {
-	case QKNormHead:
+	switch {
+	case a.QKNorm == QKNormHead && a.SharesKV:
+		n += hd
+	case a.QKNorm == QKNormHead:
 		n += 2 * hd
-	case QKNormAll:
+	case a.QKNorm == QKNormAll:
 		n += (nq + kv) * hd
 	}
 	if a.Sinks {
@@ -199,6 +230,14 @@ func (m Model) linearAttentionParams(a Attention) int64 {
 		// MiniMax lightning attention: qkv_proj, output_gate, out_proj, norm.
 		w := int64(a.Heads) * int64(a.HeadDim)
 		return h*3*w + h*w + w*h + w
+	case LinearMamba2:
+		// Mamba2Mixer: in_proj (z, x, B, C, dt), depthwise conv1d with
+		// bias, dt_bias, A_log and D per head, gated RMSNorm, out_proj.
+		inner := int64(a.LinearValueHeads) * int64(a.LinearValueDim)
+		bc := 2 * int64(a.LinearKeyHeads) * int64(a.LinearKeyDim)
+		nh := int64(a.LinearValueHeads)
+		conv := inner + bc
+		return h*(2*inner+bc+nh) + conv*int64(a.ConvKernel) + conv + 3*nh + inner + inner*h
 	default:
 		// Gated DeltaNet (Qwen3NextGatedDeltaNet): in_proj_qkvz, in_proj_ba,
 		// depthwise conv1d, dt_bias and A_log, gated RMSNorm, out_proj.
@@ -212,31 +251,39 @@ func (m Model) linearAttentionParams(a Attention) int64 {
 // ffnParams counts one layer's feed-forward block by tensor group.
 func (m Model) ffnParams(f FFN) (mlp, experts, shared, router int64) {
 	h := int64(m.HiddenSize)
-	block := func(i int64, bias bool) int64 {
-		n := 2 * h * i
+	blockAt := func(width, i int64, bias bool) int64 {
+		n := 2 * width * i
 		if m.Gated() {
-			n = 3 * h * i
+			n = 3 * width * i
 		}
 		if bias {
-			n += i + h
+			n += i + width
 			if m.Gated() {
 				n += i
 			}
 		}
 		return n
 	}
+	block := func(i int64, bias bool) int64 { return blockAt(h, i, bias) }
 	if f.Intermediate > 0 {
 		mlp = block(int64(f.Intermediate), f.Bias)
 	}
 	if f.Experts > 1 {
 		e := int64(f.Experts)
-		experts = e * block(int64(f.ExpertIntermediate), f.Bias)
+		if lat := int64(f.ExpertLatent); lat > 0 {
+			experts = e*blockAt(lat, int64(f.ExpertIntermediate), f.Bias) + 2*h*lat
+		} else {
+			experts = e * block(int64(f.ExpertIntermediate), f.Bias)
+		}
 		router = h * e
 		if f.RouterBias {
 			router += e
 		}
 		if f.ScoreBias {
 			router += e
+		}
+		if f.RouterScale {
+			router += h + e
 		}
 	}
 	if f.SharedIntermediate > 0 {
@@ -290,13 +337,20 @@ func (m Model) ParamsByGroup() ByGroup[int64] {
 			p[TensorLMHead] += h*h + h
 		}
 	default:
-		for _, g := range m.Layers() {
+		for i := range m.NumLayerGroups() {
+			g := m.LayerGroupAt(i)
 			addLayers(g, int64(g.Layers))
 		}
 		p[TensorNorms] += m.normParams()
 	}
+	for g, n := range m.ExtraParams {
+		p[g] += n
+	}
 	if t := m.MTP; t != nil && t.Layers > 0 {
 		per := m.layerParams(t.LayerGroup) + 2*h*h + 3*m.normParams()
+		for _, b := range t.ExtraBlocks {
+			per += m.layerParams(b)
+		}
 		if t.OwnEmbeddings {
 			per += 2 * m.EmbeddingParams()
 		}
@@ -315,12 +369,16 @@ func (m Model) ComputeParams() int64 { return m.ParamsByGroup().Total() }
 // (experts − active) of each MoE layer.
 func (m Model) inactiveExpertParams() int64 {
 	var n int64
-	for _, g := range m.Layers() {
+	for i := range m.NumLayerGroups() {
+		g := m.LayerGroupAt(i)
 		f := g.FFN
 		if !f.IsMoE() || f.ActiveExperts <= 0 || f.ActiveExperts >= f.Experts {
 			continue
 		}
 		_, experts, _, _ := m.ffnParams(f)
+		if lat := int64(f.ExpertLatent); lat > 0 {
+			experts -= 2 * int64(m.HiddenSize) * lat // the latent projections run for every token
+		}
 		n += int64(g.Layers) * experts / int64(f.Experts) * int64(f.Experts-f.ActiveExperts)
 	}
 	return n

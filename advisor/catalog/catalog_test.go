@@ -2,7 +2,10 @@ package catalog
 
 import (
 	"encoding/json"
+	"math"
 	"os"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -209,25 +212,39 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
+// TestModelForSize: a bare size takes the nearest real model's shape
+// (7b and 8b: Llama-3.1-8B's 32 layers and 8 KV heads × 128; 70b:
+// Llama-3.3-70B's 80 layers) and adds up to the size.
 func TestModelForSize(t *testing.T) {
 	tests := []struct {
-		params       int64
-		hidden, kv   int
-		layersAround int
+		params             int64
+		hidden, kv, layers int
+		vocab              int
 	}{
-		{7e9, 4096, 32, 32}, {13e9, 5120, 40, 40}, {70e9, 8192, 8, 80}, {350e6, 1024, 16, 22},
+		{7e9, 4096, 8, 32, 128256}, {8e9, 4096, 8, 32, 128256}, {13e9, 5120, 8, 40, 151936},
+		{70e9, 8192, 8, 80, 128256}, {350e6, 960, 5, 32, 49152}, {1.5e9, 2048, 8, 28, 151936},
 	}
 	for _, tt := range tests {
 		m := ModelForSize(tt.params)
-		if !m.Scaled || m.Params != tt.params || m.HiddenSize != tt.hidden || m.NumKVHeads != tt.kv {
-			t.Errorf("ModelForSize(%d) = %+v", tt.params, m)
+		if !m.Scaled || m.Params != tt.params || m.HiddenSize != tt.hidden || m.NumKVHeads != tt.kv || m.NumLayers != tt.layers || m.VocabSize != tt.vocab {
+			t.Errorf("ModelForSize(%d): hidden %d, %d KV heads, %d layers, vocab %d", tt.params, m.HiddenSize, m.NumKVHeads, m.NumLayers, m.VocabSize)
 		}
-		if d := m.NumLayers - tt.layersAround; d < -2 || d > 2 {
-			t.Errorf("ModelForSize(%d) layers = %d, want about %d", tt.params, m.NumLayers, tt.layersAround)
-		}
-		// The made-up shapes must add up to the requested size within 5%.
-		if r := float64(m.ComputeParams()) / float64(tt.params); r < 0.95 || r > 1.05 {
+		// The made-up shapes add up to the requested size within 1%.
+		if r := float64(m.ComputeParams()) / float64(tt.params); r < 0.99 || r > 1.01 {
 			t.Errorf("ModelForSize(%d): shapes give %d params", tt.params, m.ComputeParams())
+		}
+	}
+	// Far beyond the ladder the depth grows instead of the width.
+	if m := ModelForSize(1.8e12); m.NumLayers <= 126 || m.IntermediateSize != 53248 {
+		t.Errorf("1.8T: %d layers, width %d", m.NumLayers, m.IntermediateSize)
+	}
+	// 8b at 32k tokens × 8 sequences: a current 8B model's 32 GiB KV cache.
+	if kv := ModelForSize(8e9).KVCacheBytes(32768, 8, 2); kv != 32<<30 {
+		t.Errorf("8b KV at 32k×8 = %.1f GiB, want 32", kv/(1<<30))
+	}
+	for _, name := range sizeLadder {
+		if m, ok := LookupModel(name); !ok || m.NumKVHeads >= m.NumAttentionHeads || m.IsMoE() {
+			t.Errorf("size ladder model %s missing or not a dense GQA model", name)
 		}
 	}
 }
@@ -253,4 +270,159 @@ func FuzzLookup(f *testing.F) {
 		SuggestGPU(s)
 		SuggestModel(s)
 	})
+}
+
+// indexEntry is one row of models/index.json (models/SOURCES.md).
+type indexEntry struct {
+	File                  string `json:"file"`
+	HFID                  string `json:"hf_id"`
+	Name                  string `json:"name"`
+	PublishedParams       int64  `json:"published_params"`
+	PublishedActiveParams int64  `json:"published_active_params"`
+	// ActiveExcludesVision: the published active count is the text
+	// tower's (Llama 4), while ActiveParams keeps the vision tower.
+	ActiveExcludesVision bool   `json:"active_excludes_vision"`
+	ParamsSource         string `json:"params_source"`
+}
+
+func readIndex(t *testing.T) []indexEntry {
+	t.Helper()
+	data, err := os.ReadFile("models/index.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Models []indexEntry `json:"models"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Models
+}
+
+// TestEmbeddedConfigsReproducePublishedParams is the parameter-count table:
+// every catalog model read from its config.json reproduces its published
+// total (the Hub's safetensors count unless the source says otherwise)
+// within 0.5%, and its published active count for a mixture of experts.
+// Each row names its source; rows without a published total say why.
+func TestEmbeddedConfigsReproducePublishedParams(t *testing.T) {
+	const tolerance = 0.005
+	var worst float64
+	var worstName string
+	checked := 0
+	for _, e := range readIndex(t) {
+		m, ok := LookupModel(e.HFID)
+		if !ok || m.Name != e.Name {
+			t.Errorf("%s: LookupModel(%q) = %q, %v", e.File, e.HFID, m.Name, ok)
+			continue
+		}
+		if e.PublishedParams == 0 {
+			if e.ParamsSource == "" {
+				t.Errorf("%s: no published count and no reason given", e.Name)
+			}
+			t.Logf("%-30s %16d  computed only: %s", e.Name, m.Params, e.ParamsSource)
+			continue
+		}
+		checked++
+		rel := math.Abs(float64(m.Params)/float64(e.PublishedParams) - 1)
+		if rel > worst {
+			worst, worstName = rel, e.Name
+		}
+		t.Logf("%-30s %16d  published %16d  %+.3f%%  (%s)", e.Name, m.Params, e.PublishedParams, 100*(float64(m.Params)/float64(e.PublishedParams)-1), e.ParamsSource)
+		if rel > tolerance {
+			t.Errorf("%s: %d parameters, published %d (%s): off by %.2f%%", e.Name, m.Params, e.PublishedParams, e.ParamsSource, 100*rel)
+		}
+		if e.PublishedActiveParams > 0 {
+			active := m.ActiveParams()
+			if e.ActiveExcludesVision {
+				active -= m.VisionParams
+			}
+			if rel := math.Abs(float64(active)/float64(e.PublishedActiveParams) - 1); rel > tolerance {
+				t.Errorf("%s: %d active parameters, published %d: off by %.2f%%", e.Name, active, e.PublishedActiveParams, 100*rel)
+			}
+		}
+	}
+	if checked < 25 {
+		t.Errorf("only %d catalog models have a published count", checked)
+	}
+	t.Logf("worst: %s %.4f%% over %d models", worstName, 100*worst, checked)
+}
+
+// TestLookupVariantsOfCurrentModels: fine-tunes, re-releases and quantised
+// repos of a catalog model resolve to it where the name says so, and a
+// quantisation ending marks the checkpoint's storage.
+func TestLookupVariantsOfCurrentModels(t *testing.T) {
+	tests := []struct{ in, name, quant string }{
+		{"qwen3-8b", "Qwen3-8B", ""}, {"Qwen/Qwen3-8B", "Qwen3-8B", ""}, {"Qwen/Qwen3-8B-AWQ", "Qwen3-8B", "int4"},
+		{"Qwen/Qwen3-8B-FP8", "Qwen3-8B", "fp8"}, {"unsloth/Qwen3-8B-unsloth-bnb-4bit", "Qwen3-8B", "nf4"},
+		{"Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen3-30B-A3B", ""}, {"Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen3-Next-80B-A3B", ""},
+		{"llama-3.3-70b", "Llama-3.3-70B", ""}, {"meta-llama/Llama-3.3-70B-Instruct", "Llama-3.3-70B", ""},
+		{"RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "Llama-3.3-70B", "fp8"},
+		{"NousResearch/Hermes-3-Llama-3.1-8B", "Llama-3.1-8B", ""},
+		{"gpt-oss-20b", "gpt-oss-20b", "mxfp4"}, {"openai/gpt-oss-120b", "gpt-oss-120b", "mxfp4"},
+		{"deepseek-ai/DeepSeek-R1-0528", "DeepSeek-R1", "fp8"}, {"deepseek-v3", "DeepSeek-V3", "fp8"},
+		{"moonshotai/Kimi-K2-Instruct-0905", "Kimi-K2", "fp8"}, {"google/gemma-2-9b-it", "Gemma-2-9B", ""},
+		{"microsoft/phi-4", "Phi-4", ""}, {"llama-4-scout", "Llama-4-Scout-17B-16E", ""},
+		{"meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama-4-Scout-17B-16E", ""},
+		{"TheBloke/Llama-2-7B-Chat-GPTQ", "Llama-2-7B", "int4"}, {"mistralai/Mistral-7B-Instruct-v0.3", "Mistral-7B-v0.3", ""},
+		{"mistralai/Mistral-7B-Instruct-v0.2", "Mistral-7B-v0.1", ""}, {"Qwen/Qwen3.5-35B-A3B-FP8", "Qwen3.5-35B-A3B", "fp8"},
+	}
+	for _, tt := range tests {
+		m, ok := LookupModel(tt.in)
+		got := ""
+		if m.Quant != nil {
+			got = m.Quant.Method
+		}
+		if !ok || m.Name != tt.name || got != tt.quant {
+			t.Errorf("LookupModel(%q) = %q (quant %q), %v; want %q (quant %q)", tt.in, m.Name, got, ok, tt.name, tt.quant)
+		}
+	}
+	for _, bad := range []string{"gemma-3-27b", "google/gemma-3-27b-it", "phi-5", "qwen4-8b", "llama-9-7b", "some-org/totally-new-model", strings.Repeat("a", 300)} {
+		if m, ok := LookupModel(bad); ok {
+			t.Errorf("LookupModel(%q) = %q, want not found", bad, m.Name)
+		}
+	}
+	// The catalog's own rows are never modified by a name's quantisation.
+	if m, _ := LookupModel("qwen3-8b"); m.Quant != nil {
+		t.Errorf("qwen3-8b gained a quantisation: %+v", m.Quant)
+	}
+}
+
+// TestSuggestModelRespectsGenerationAndSize: "did you mean" keeps the
+// family, generation and size; otherwise it offers nothing.
+func TestSuggestModelRespectsGenerationAndSize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"gemma-3-27b", ""}, {"phi-4-reasoning", ""}, {"phi-5", ""}, {"qwen4-8b", ""}, {"llama-5-70b", ""},
+		{"lama-3.3-70b", "llama-3.3-70b"}, {"qwen3-9b", "qwen3-8b"}, {"qwen2.5-15b", "qwen2.5-14b"},
+		{"gemma-2-28b", "gemma-2-27b"}, {"deepsek-v3", "deepseek-v3"}, {"gpt-os-20b", "gpt-oss-20b"},
+		{"mistral-7b-v5", ""}, {"Qwen/Qwen3-9B", "qwen3-8b"},
+	}
+	for _, tt := range tests {
+		if got := SuggestModel(tt.in); got != tt.want {
+			t.Errorf("SuggestModel(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestConfigModelsMatchTheirNames is the weaker check for catalog models
+// without a published count: the total read from the config is between
+// 90% and 130% of the size in the name, which rounds down and leaves out
+// MTP modules and vision towers (Nemotron-3-Nano-30B-A3B is 31.6B,
+// Ministral-3-3B 3.4B of text and a 0.4B vision tower). Names that give
+// experts (Mixtral-8x22B, Llama-4-Scout-17B-16E) are skipped. It catches a
+// misread family, not a small slip.
+func TestConfigModelsMatchTheirNames(t *testing.T) {
+	for _, e := range readIndex(t) {
+		if e.PublishedParams != 0 {
+			continue
+		}
+		want := parseModelName(e.Name).size
+		if want == 0 || regexp.MustCompile(`\d+x\d|-\d+E`).MatchString(e.Name) {
+			continue
+		}
+		m, _ := LookupModel(e.HFID)
+		if r := float64(m.Params) / want; r < 0.90 || r > 1.30 {
+			t.Errorf("%s: %d parameters, %.0f%% of the %.3gB its name says", e.Name, m.Params, 100*r, want/1e9)
+		}
+	}
 }

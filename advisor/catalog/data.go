@@ -2,12 +2,15 @@ package catalog
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
+
+	"github.com/vrambot/vrambot/advisor/hfconfig"
 )
 
 // The catalogs are data files with a source per row, embedded so the binary
@@ -20,6 +23,12 @@ var gpusCSV []byte
 
 //go:embed models.json
 var modelsJSON []byte
+
+// configFS holds the catalog's config.json files and their index
+// (models/SOURCES.md).
+//
+//go:embed models/*.json
+var configFS embed.FS
 
 const (
 	gib = int64(1) << 30
@@ -41,6 +50,11 @@ func init() {
 	if modelList, err = parseModels(modelsJSON); err != nil {
 		panic(fmt.Sprintf("catalog: models.json: %v", err))
 	}
+	configModels, err := readConfigModels(configFS)
+	if err != nil {
+		panic(fmt.Sprintf("catalog: models/: %v", err))
+	}
+	modelList = append(modelList, configModels...)
 	gpuIndex = make(map[string]int)
 	for i, g := range gpuList {
 		for _, a := range gpuKeys(g) {
@@ -110,4 +124,46 @@ func parseModels(data []byte) ([]Model, error) {
 		}
 	}
 	return doc.Models, nil
+}
+
+// configEntry is one row of models/index.json.
+type configEntry struct {
+	File           string   `json:"file"`
+	HFID           string   `json:"hf_id"`
+	Name           string   `json:"name"`
+	Aliases        []string `json:"aliases"`
+	ConfigSource   string   `json:"config_source"`
+	ParamsSource   string   `json:"params_source"`
+	PublishedParam int64    `json:"published_params"`
+}
+
+// readConfigModels reads every model of models/index.json from its
+// config.json with the config reader, so catalog entries and `vram
+// --config` share one translation.
+func readConfigModels(fsys fs.FS) ([]Model, error) {
+	data, err := fs.ReadFile(fsys, "models/index.json")
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Models []configEntry `json:"models"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("index.json: %w", err)
+	}
+	out := make([]Model, 0, len(doc.Models))
+	for _, e := range doc.Models {
+		raw, err := fs.ReadFile(fsys, "models/"+e.File)
+		if err != nil {
+			return nil, err
+		}
+		m, _, err := hfconfig.Read(raw, e.HFID)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.File, err)
+		}
+		m.Name, m.Aliases = e.Name, e.Aliases
+		m.Source = fmt.Sprintf("config.json of %s (%s)", e.HFID, e.ConfigSource)
+		out = append(out, m)
+	}
+	return out, nil
 }

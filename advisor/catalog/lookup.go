@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -47,45 +48,34 @@ func LookupGPU(s string) (GPU, bool) {
 
 // LookupModel finds a model by catalog name, alias or Hugging Face id, ignoring
 // case: "llama-2-7b", "meta-llama/Llama-2-7b-hf" and its "-chat-hf" variant
-// all give Llama-2-7B. Fine-tuned variants (-chat, -instruct, -it, -hf, -v0.x)
-// share the base architecture.
+// all give Llama-2-7B. Fine-tuned and re-packaged variants share the base
+// architecture where the name says so: endings such as -instruct, -it,
+// -thinking, -2507 or -v0.3 are dropped ("Qwen/Qwen3-30B-A3B-Instruct-2507"),
+// a catalog name inside a longer one is found ("NousResearch/Hermes-3-
+// Llama-3.1-8B"), and a quantisation ending (-AWQ, -GPTQ-Int4, -FP8,
+// -bnb-4bit, -NVFP4) marks the returned model's checkpoint storage
+// (Model.Quant, its Source saying it came from the name).
 func LookupModel(s string) (Model, bool) {
-	for _, c := range modelCandidates(s) {
+	if len(s) > maxLookupInput {
+		return Model{}, false
+	}
+	base, quant := modelCandidates(s)
+	for _, c := range base {
 		if i, ok := modelIdx[compact(c)]; ok {
 			m := modelList[i]
 			m.Aliases = slices.Clone(m.Aliases)
+			if quant != nil && m.Quant == nil {
+				m.Quant = quant
+			}
 			return m, true
 		}
 	}
 	return Model{}, false
 }
 
-// variantSuffixes are name endings of fine-tuned or re-packaged checkpoints
-// that keep the base architecture.
-var variantSuffixes = []string{"-hf", "-chat", "-instruct", "-it", "-v0.1", "-v0.2", "-v0.3", "-2407"}
-
-// modelCandidates lists the spellings to try, most specific first: the
-// input, the part after the organisation, then with variant suffixes removed.
-func modelCandidates(s string) []string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.NewReplacer(" ", "-", "_", "-").Replace(s)
-	out := []string{s}
-	if i := strings.LastIndexByte(s, '/'); i >= 0 {
-		s = s[i+1:]
-		out = append(out, s)
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, suf := range variantSuffixes {
-			if t, ok := strings.CutSuffix(s, suf); ok && t != "" {
-				s = t
-				out = append(out, s)
-				changed = true
-			}
-		}
-	}
-	return out
-}
+// maxLookupInput bounds a model name: the Hub limits repo ids to 96
+// characters of name after the organisation.
+const maxLookupInput = 200
 
 // compact is the lookup key: lower case with spaces, dashes and underscores
 // removed, so "RTX 4090", "rtx-4090" and "rtx4090" meet.
@@ -124,15 +114,27 @@ func SuggestGPU(s string) string {
 	return nearestName(s, names)
 }
 
-// SuggestModel returns the model alias closest to s, or "" when nothing is close.
+// SuggestModel returns the catalog alias a mistyped model name most likely
+// means, or "" when nothing in the catalog is a real match: the letters may
+// be misspelt, but the generation and version numbers must be the same and
+// the size close (modelNameMatches), so "gemma-3-27b" is never offered
+// "gemma-2b" and "phi-4" never "phi-2".
 func SuggestModel(s string) string {
-	var names []string
-	for _, m := range modelList {
-		names = append(names, m.Aliases...)
-	}
 	s = strings.ToLower(strings.TrimSpace(s))
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
 		s = s[i+1:]
+	}
+	if s == "" || len(s) > maxSuggestInput {
+		return ""
+	}
+	want := parseModelName(s)
+	var names []string
+	for _, m := range modelList {
+		for _, a := range m.Aliases {
+			if modelNameMatches(want, parseModelName(a)) {
+				names = append(names, a)
+			}
+		}
 	}
 	return nearestName(s, names)
 }
@@ -195,73 +197,79 @@ func ParseSize(s string) (int64, bool) {
 	return int64(p), true
 }
 
-// scaledShape is one rung of the size ladder used by ModelForSize: the
-// hidden size and heads of the public Llama-style model of that class.
-type scaledShape struct {
-	upTo   float64 // parameters, exclusive
-	hidden int
-	heads  int
-}
+// sizeLadder names the catalog models whose shapes a bare size ("8b")
+// borrows: current dense decoders with grouped-query attention, SwiGLU and
+// 49k–152k vocabularies, smallest first. A size takes the nearest one's
+// layers, hidden size, heads and vocabulary (Llama-3.1-8B for 7b–11b: 32
+// layers, 8 KV heads × 128), and an MLP width that makes up the size.
+var sizeLadder = []string{"SmolLM2-135M", "SmolLM2-360M", "Qwen3-0.6B", "Llama-3.2-1B", "Qwen3-1.7B", "Llama-3.2-3B",
+	"Llama-3.1-8B", "Qwen3-14B", "Qwen3-32B", "Llama-3.3-70B", "Llama-3.1-405B"}
 
-// scaledLadder follows GPT-2/Llama/Llama-2/Llama-3 shapes: 768 (124M),
-// 1024 (350M), 2048 (1B), 3072 (3B), 4096 (7-8B), 5120 (13B), 7168 (34B
-// class), 8192 (70B), 12288 (175B), 16384 (405B).
-var scaledLadder = []scaledShape{
-	{0.2e9, 768, 12}, {0.7e9, 1024, 16}, {2e9, 2048, 16}, {5e9, 3072, 24}, {10e9, 4096, 32},
-	{20e9, 5120, 40}, {45e9, 7168, 56}, {120e9, 8192, 64}, {250e9, 12288, 96}, {math.Inf(1), 16384, 128},
-}
+// maxWidthStretch is how far the MLP width may stray from the nearest
+// model's before the layer count changes instead: a 2× wider or narrower
+// MLP is still a plausible model of that depth.
+const maxWidthStretch = 2.0
 
-// gqaFromParams is the size from which scaled models use grouped-query
-// attention with 8 KV heads, as Llama-2-70B, Llama-3 and Qwen2.5-32B do.
-const gqaFromParams = 30e9
+// widthStep rounds a made-up MLP width, as model builders round theirs
+// (Llama's multiple_of).
+const widthStep = 64
 
-// scaledVocab is Llama-2's vocabulary, the default for a size-only model.
-const scaledVocab = 32000
-
-// ModelForSize makes up a plausible Llama-style architecture of the given
-// size: hidden size and heads from the ladder above, a SwiGLU MLP (8/3·h
-// rounded up to 256, or 3.5·h with GQA as in Llama-3), and as many layers as
-// make up the size. Params is the requested size, Scaled is true.
+// ModelForSize makes up today's typical architecture of the given size:
+// the nearest sizeLadder model's depth, width, attention and vocabulary,
+// with the MLP width (rounded to 64) that adds up to the size; sizes far
+// beyond the ladder scale the depth instead. Params is the requested
+// size, Scaled is true, and Source names the model the shape came from.
 func ModelForSize(params int64) Model {
-	if params < minModelParams {
-		params = minModelParams
-	}
-	shape := scaledLadder[len(scaledLadder)-1]
-	for _, s := range scaledLadder {
-		if float64(params) < s.upTo {
-			shape = s
-			break
-		}
-	}
+	params = max(params, minModelParams)
+	rung := nearestRung(params)
 	m := Model{
-		Family:            FamilyDecoderOnly,
-		HiddenSize:        shape.hidden,
-		NumAttentionHeads: shape.heads,
-		NumKVHeads:        shape.heads,
-		HeadDim:           shape.hidden / shape.heads,
-		VocabSize:         scaledVocab,
-		MLP:               "swiglu",
-		Norm:              "rmsnorm",
-		Position:          "rope",
-		Scaled:            true,
+		Family:                FamilyDecoderOnly,
+		HiddenSize:            rung.HiddenSize,
+		NumLayers:             rung.NumLayers,
+		NumAttentionHeads:     rung.NumAttentionHeads,
+		NumKVHeads:            rung.NumKVHeads,
+		HeadDim:               rung.HeadDim,
+		IntermediateSize:      rung.IntermediateSize,
+		VocabSize:             rung.VocabSize,
+		MaxPositionEmbeddings: rung.MaxPositionEmbeddings,
+		TieWordEmbeddings:     rung.TieWordEmbeddings,
+		MLP:                   "swiglu",
+		Norm:                  "rmsnorm",
+		Position:              "rope",
+		Scaled:                true,
 	}
-	if float64(params) >= gqaFromParams {
-		m.NumKVHeads = 8
-		m.IntermediateSize = roundUp(shape.hidden*7/2, 256)
+	h := int64(m.HiddenSize)
+	fixed := m.EmbeddingParams() + m.LMHeadParams() + h // embeddings, untied head, final norm
+	perLayerBase := m.AttentionParams() + 2*h           // attention and two norms
+	mlp := float64(params-fixed)/float64(m.NumLayers) - float64(perLayerBase)
+	width := mlp / float64(3*h)
+	if ratio := width / float64(rung.IntermediateSize); ratio >= 1/maxWidthStretch && ratio <= maxWidthStretch {
+		m.IntermediateSize = max(widthStep, int(math.Round(width/widthStep))*widthStep)
 	} else {
-		m.IntermediateSize = roundUp(shape.hidden*8/3, 256)
+		perLayer := float64(perLayerBase + 3*h*int64(m.IntermediateSize))
+		m.NumLayers = max(1, int(math.Round(float64(params-fixed)/perLayer)))
 	}
-	m.MaxPositionEmbeddings = 4096
-	perLayer := m.LayerParams()
-	fixed := 2*m.EmbeddingParams() + int64(m.HiddenSize) // untied head, final RMSNorm
-	m.NumLayers = max(1, int(math.Round(float64(params-fixed)/float64(perLayer))))
 	m.Params = params
 	m.Name = FormatSize(params)
-	m.Source = "scaled Llama-style architecture for a size-only model (catalog.ModelForSize)"
+	m.Source = fmt.Sprintf("shape of %s, the nearest catalog model, with the MLP width or depth that makes %s (catalog.ModelForSize)", rung.Name, m.Name)
 	return m
 }
 
-func roundUp(v, to int) int { return (v + to - 1) / to * to }
+// nearestRung is the sizeLadder model closest to params in ratio.
+func nearestRung(params int64) Model {
+	var best Model
+	bestD := math.Inf(1)
+	for _, name := range sizeLadder {
+		m, ok := LookupModel(name)
+		if !ok {
+			continue
+		}
+		if d := math.Abs(math.Log(float64(params) / float64(m.Params))); d < bestD {
+			best, bestD = m, d
+		}
+	}
+	return best
+}
 
 // FormatSize writes a parameter count the way people say it: "7B", "6.7B", "350M".
 func FormatSize(params int64) string {

@@ -1,8 +1,8 @@
 // Package hfconfig translates a Hugging Face config.json into the
-// estimator's architecture (catalog.Model). It is pure: the text comes from
-// the embedded catalog, the store's cache, the Hub or a local file, and this
-// package only reads it. How each family's keys map to memory:
-// docs/architectures.md.
+// estimator's architecture (arch.Model, which the catalog calls
+// catalog.Model). It is pure: the text comes from the embedded catalog, the
+// store's cache, the Hub or a local file, and this package only reads it.
+// How each family's keys map to memory: docs/architectures.md.
 package hfconfig
 
 import (
@@ -10,62 +10,52 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/internal/errs"
 )
 
-// MaxConfigBytes bounds a config.json: the largest real ones (multimodal,
-// with long rope tables) are well under 64 KiB.
-const MaxConfigBytes = 1 << 20
+// MaxConfigBytes bounds a config.json: most are a few KiB, multimodal ones
+// with long rope tables tens of KiB, and the largest real one seen (a
+// quantised MiniMax-M3 listing every module it leaves out) 3 MiB.
+const MaxConfigBytes = 8 << 20
+
+// maxParams is 100 trillion parameters, ~50× the largest published model.
+const maxParams = 1e14
+
+// maxLayers bounds the layer count: the deepest published models have a
+// few hundred layers.
+const maxLayers = 1 << 14
 
 // Read translates config.json text into an architecture named after repoID
 // (a Hugging Face repo id such as "Qwen/Qwen3-8B", or a file name for a local
-// config). notes are the assumptions made while reading it, for the reply.
-// A config that cannot be read is an errs.Invalid error naming what is
-// missing or wrong.
-func Read(data []byte, repoID string) (m catalog.Model, notes []string, err error) {
+// config). notes are what was read and the assumptions made while reading it,
+// for the reply. A config that cannot be read is an errs.Invalid error
+// naming the key that is missing or wrong.
+func Read(data []byte, repoID string) (m arch.Model, notes []string, err error) {
 	if len(data) > MaxConfigBytes {
-		return catalog.Model{}, nil, errs.New(errs.Invalid, "config.json is %d bytes, more than any real one (at most %d)", len(data), MaxConfigBytes)
+		return arch.Model{}, nil, errs.New(errs.Invalid, "config.json is %d bytes, more than any real one (at most %d)", len(data), MaxConfigBytes)
 	}
 	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return catalog.Model{}, nil, errs.Wrap(errs.Invalid, err, "config.json is not a JSON object")
+	if err := json.Unmarshal(nonFiniteToNull(data), &raw); err != nil {
+		return arch.Model{}, nil, errs.Wrap(errs.Invalid, err, "config.json is not a JSON object")
 	}
-	c := config{raw: raw}
-	m = catalog.Model{
-		Name:                  repoName(repoID),
-		HFID:                  repoID,
-		Family:                catalog.FamilyDecoderOnly,
-		HiddenSize:            c.int("hidden_size"),
-		NumLayers:             c.int("num_hidden_layers"),
-		NumAttentionHeads:     c.int("num_attention_heads"),
-		IntermediateSize:      c.int("intermediate_size"),
-		VocabSize:             c.int("vocab_size"),
-		MaxPositionEmbeddings: c.optInt("max_position_embeddings", 0),
-		TieWordEmbeddings:     c.optBool("tie_word_embeddings", false),
-		MLP:                   "swiglu",
-		Norm:                  "rmsnorm",
-		Position:              "rope",
-		Source:                "config.json of " + repoID,
+	if raw == nil {
+		return arch.Model{}, nil, errs.New(errs.Invalid, "config.json is not a JSON object")
 	}
-	m.NumKVHeads = c.optInt("num_key_value_heads", m.NumAttentionHeads)
-	if m.NumAttentionHeads > 0 {
-		m.HeadDim = c.optInt("head_dim", m.HiddenSize/m.NumAttentionHeads)
+	r := &reader{}
+	top := newConfig(raw, "", &r.notes, &r.err)
+	m = r.read(top)
+	if r.err != nil {
+		return arch.Model{}, nil, r.err
 	}
-	if c.err != nil {
-		return catalog.Model{}, nil, c.err
-	}
-	mt, _ := raw["model_type"].(string)
-	notes = append(notes, fmt.Sprintf("architecture read from %s (model_type %q) as a decoder with SwiGLU MLP, RMSNorm and rotary positions", m.Source, mt))
-	// A shape whose product runs past any real model (or past int64) is not
-	// a model: checked in floating point before the exact count.
-	h, l := float64(m.HiddenSize), float64(m.NumLayers)
-	approx := l*(4*h*h+3*h*float64(m.IntermediateSize)) + 2*h*float64(m.VocabSize)
-	if approx > maxParams {
-		return catalog.Model{}, nil, errs.New(errs.Invalid, "config.json describes about %.3g parameters, more than any real model", approx)
-	}
+	m.Name = repoName(repoID)
+	m.HFID = repoID
+	m.Source = "config.json of " + repoID
 	m.Params = m.ComputeParams()
-	return m, notes, nil
+	if m.Params <= 0 {
+		return arch.Model{}, nil, errs.New(errs.Invalid, "config.json describes a model with no parameters")
+	}
+	return m, r.notes, nil
 }
 
 // repoName is the part of a repo id after the organisation.
@@ -76,50 +66,122 @@ func repoName(repoID string) string {
 	return repoID
 }
 
-// config reads typed values from the decoded JSON, keeping the first error.
-type config struct {
-	raw map[string]any
-	err error
+// reader collects the notes and the first error of one Read.
+type reader struct {
+	notes []string
+	err   error
+	// known: the model_type is in families; savedByTransformers: the file
+	// carries transformers_version (save_pretrained wrote it).
+	known, savedByTransformers bool
 }
 
-// maxDim bounds every size read from a config, so no later product
-// overflows: no real model has a dimension near a billion.
-const maxDim = 1 << 30
-
-// maxParams is 100 trillion parameters, ~50× the largest published model.
-const maxParams = 1e14
-
-func (c *config) int(key string) int {
-	v, ok := c.raw[key]
-	if !ok {
-		c.fail("config.json has no %q", key)
-		return 0
-	}
-	n, ok := v.(float64)
-	if !ok || n != float64(int64(n)) || n <= 0 || n > maxDim {
-		c.fail("config.json %q is %v, not a positive whole number", key, v)
-		return 0
-	}
-	return int(n)
+func (r *reader) note(format string, args ...any) {
+	r.notes = append(r.notes, fmt.Sprintf(format, args...))
 }
 
-func (c *config) optInt(key string, def int) int {
-	if _, ok := c.raw[key]; !ok || c.raw[key] == nil {
-		return def
+// textConfigKeys are where multimodal and wrapper configs keep the language
+// model (docs/architectures.md §0 rule 3).
+var textConfigKeys = []string{"text_config", "llm_config", "language_config", "thinker_config"}
+
+// read dispatches on the (text) model_type.
+func (r *reader) read(top *config) arch.Model {
+	topType := top.optString("", "model_type")
+	text := top
+	for _, k := range textConfigKeys {
+		if tc := top.sub(k); tc != nil && (tc.has("hidden_size") || tc.has("num_hidden_layers") || tc.sub("text_config") != nil) {
+			text = tc
+			if inner := tc.sub("text_config"); inner != nil { // thinker_config.text_config (Qwen-Omni)
+				text = inner
+			}
+			break
+		}
 	}
-	return c.int(key)
+	mt := text.optString("", "model_type")
+	if text != top && (mt == "" || mt == topType) {
+		mt = topType + "_text"
+		if _, ok := families[mt]; !ok {
+			mt = topType
+		}
+	}
+	fam, known := families[mt]
+	if !known {
+		if f, ok := families[topType]; ok && text == top {
+			fam, known, mt = f, true, topType
+		}
+	}
+	if !known {
+		fam = genericFamily
+	}
+	r.known = known
+	r.savedByTransformers = top.has("transformers_version")
+	text.defaults = fam.defaults
+
+	var m arch.Model
+	switch fam.kind {
+	case kindEncoder:
+		m = r.readEncoder(text, mt, fam)
+	case kindEncoderDecoder:
+		m = r.readT5(text, mt, fam)
+	case kindHybrid:
+		m = r.readNemotronH(text, mt)
+	case kindNAS:
+		m = r.readDeciLM(text, mt)
+	default:
+		m = r.readDecoder(text, mt, fam)
+	}
+	if r.err != nil {
+		return arch.Model{}
+	}
+	m.ModelType = mt
+	if !known {
+		label := mt
+		if label == "" {
+			label = "(none)"
+		}
+		r.note("model_type %q is not one vrambot knows: read as a generic decoder (%s MLP, %s, rotary positions) from its usual keys; the parameter count may be off by the layers it does not describe", label, m.MLP, m.Norm)
+	}
+	if v := top.sub("vision_config"); v != nil {
+		m.VisionParams = r.visionParams(top, v, m)
+	}
+	m.DType = firstNonEmpty(top.optString("", "torch_dtype", "dtype"), text.optString("", "torch_dtype", "dtype"))
+	if q := top.sub("quantization_config"); q != nil {
+		m.Quant = r.readQuant(q, m)
+	} else if q := text.sub("quantization_config"); q != nil {
+		m.Quant = r.readQuant(q, m)
+	}
+	if r.err == nil {
+		r.checkSize(m)
+	}
+	return m
 }
 
-func (c *config) optBool(key string, def bool) bool {
-	v, ok := c.raw[key].(bool)
-	if !ok {
-		return def
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
 	}
-	return v
+	return ""
 }
 
-func (c *config) fail(format string, args ...any) {
-	if c.err == nil {
-		c.err = errs.New(errs.Invalid, format, args...)
+// checkSize refuses shapes whose product runs past any real model (or past
+// int64): checked in floating point before the exact count.
+func (r *reader) checkSize(m arch.Model) {
+	h := float64(m.HiddenSize)
+	var approx float64
+	for _, g := range m.Layers() {
+		w := float64(max(g.FFN.Intermediate, 1)) + float64(g.FFN.Experts)*float64(g.FFN.ExpertIntermediate) + float64(g.FFN.SharedIntermediate)
+		a := float64(g.Attention.Heads) * float64(max(g.Attention.HeadDim, g.Attention.LinearValueDim, 1))
+		a += float64(max(g.Attention.LinearValueHeads, 1)) * float64(max(g.Attention.LinearValueDim, 1))
+		approx += float64(g.Layers) * (4*h*(a+h) + 3*h*w)
+	}
+	approx += 2*h*float64(m.VocabSize) + float64(m.VisionParams)
+	if m.Family == arch.FamilyEncoderDecoder {
+		approx *= 3
+	}
+	if approx > maxParams {
+		if r.err == nil {
+			r.err = errs.New(errs.Invalid, "config.json describes about %.3g parameters, more than any real model", approx)
+		}
 	}
 }

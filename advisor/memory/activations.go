@@ -27,6 +27,69 @@ const doraSavedOutputs = 2
 // BERT/GPT-2/OPT/T5 generation does (p=0.1), Llama-style models do not.
 func hasDropout(m catalog.Model) bool { return m.Position == "learned" || m.Position == "relative" }
 
+// layerShape is what activations and adapters depend on in one layer
+// group: widths per token (the experts a token is routed to, not all of
+// them), heads, and the tokens an attention score row spans.
+type layerShape struct {
+	layers float64
+	h      float64
+	q      float64 // query width
+	kv     float64 // key/value width (the mean of K and V)
+	i      float64 // MLP width a token passes through (active experts + shared + dense)
+	heads  float64
+	// window caps the score row of sliding and chunked layers (0: none);
+	// linear layers have no score matrix.
+	window float64
+	linear bool
+	// widestLinear is the largest single MLP/expert projection's output
+	// width (one expert, not the sum), for gathered or dequantised matrices.
+	widestLinear float64
+	gated        bool
+}
+
+// shapeAt is the shape of layer group i (the uniform shape for catalog
+// rows written without groups); with catalog.Model.NumLayerGroups it walks
+// the groups without allocating.
+func shapeAt(m catalog.Model, i int) layerShape { return shapeOf(m, m.LayerGroupAt(i)) }
+
+func shapeOf(m catalog.Model, g arch.LayerGroup) layerShape {
+	a, f := g.Attention, g.FFN
+	s := layerShape{layers: float64(g.Layers), h: float64(m.HiddenSize), heads: float64(a.Heads), gated: m.Gated()}
+	switch a.Kind {
+	case arch.KindMLA:
+		// The decompressed q, k and v autograd keeps: nq·(dn+dr) and nq·dv.
+		vhd := a.VHeadDim
+		if vhd == 0 {
+			vhd = a.HeadDim
+		}
+		s.q = float64(a.Heads * a.HeadDim)
+		s.kv = float64(a.Heads*(a.HeadDim+vhd)) / 2
+	case arch.KindLinear:
+		s.linear = true
+		s.q = float64(a.LinearKeyHeads * a.LinearKeyDim)
+		s.kv = float64(a.LinearKeyHeads*a.LinearKeyDim+a.LinearValueHeads*a.LinearValueDim) / 2
+		if a.LinearType == arch.LinearLightning {
+			s.q, s.kv = float64(a.Heads*a.HeadDim), float64(a.Heads*a.HeadDim)
+		}
+	default:
+		vhd := a.VHeadDim
+		if vhd == 0 {
+			vhd = a.HeadDim
+		}
+		s.q = float64(a.Heads * a.HeadDim)
+		s.kv = float64(a.KVHeads*(a.HeadDim+vhd)) / 2
+		if a.Kind == arch.KindSliding || a.Kind == arch.KindChunked {
+			s.window = float64(a.Window)
+		}
+	}
+	s.i = float64(f.Intermediate + f.SharedIntermediate)
+	s.widestLinear = float64(max(f.Intermediate, f.ExpertIntermediate, f.SharedIntermediate))
+	if f.IsMoE() {
+		s.i += float64(max(1, f.ActiveExperts) * f.ExpertIntermediate)
+	}
+	return s
+}
+
 // blockBytes is the activation memory of one block, split into the part that
 // tensor parallelism divides (attention and MLP internals) and the part it
 // does not (norm inputs, dropout masks) (Korthikanti §4.2.2).
@@ -45,19 +108,11 @@ type blockBytes struct {
 // Llama-2-7B at 1304 tokens holds ~2 GB more activations than its LoRA.
 // LoRA adapters add their own inputs. crossAttention adds an encoder-decoder
 // block's second attention.
-func blockActivations(w Workload, m catalog.Model, r regime, crossAttention bool) blockBytes {
+func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, crossAttention bool) blockBytes {
 	trainWeights := w.Method == MethodFull || w.Method == MethodFreeze
 	trainLinear := trainWeights || (w.Method.IsAdapter() && quantisedBase(w) && !frameworks[w.Framework].torchaoNF4)
 	e := r.act
-	h := float64(m.HiddenSize)
-	q := float64(m.AttentionWidth())
-	kvw := float64(m.NumKVHeads) * float64(m.HeadDim)
-	i := float64(m.IntermediateSize)
-	a := float64(m.NumAttentionHeads)
-	if m.NumExperts > 1 && m.ExpertsPerToken > 0 {
-		// Each token passes through ExpertsPerToken experts.
-		i *= float64(m.ExpertsPerToken)
-	}
+	h, q, kvw, i, a := ls.h, ls.q, ls.kv, ls.i, ls.heads
 
 	// Norms save their input; RMSNorm upcasts to fp32, so does LayerNorm
 	// under autocast. Trainable norm weights also keep the normalised output.
@@ -91,7 +146,7 @@ func blockActivations(w Workload, m catalog.Model, r regime, crossAttention bool
 			shared = e * h
 			lin += e * q
 		}
-		if w.Attention == AttentionEager {
+		if w.Attention == AttentionEager && !ls.linear {
 			// The s×s scores: softmax output (fp32 where the model
 			// upcasts it: RMSNorm-era code and autocast), its cast back
 			// for the matmul with V, and dropout's mask and output where
@@ -133,7 +188,7 @@ func blockActivations(w Workload, m catalog.Model, r regime, crossAttention bool
 	if trainLinear {
 		b.perTokenShared += e * h // input of the first MLP projection(s)
 	}
-	if m.Gated() {
+	if ls.gated {
 		b.perToken += 3 * e * i
 		if trainLinear {
 			b.perToken += e * i // input of down
@@ -151,7 +206,7 @@ func blockActivations(w Workload, m catalog.Model, r regime, crossAttention bool
 	}
 
 	if w.Method.IsAdapter() {
-		mods, n := loraModules(m, w.LoRATargets)
+		mods, n := loraModules(m, ls, w.LoRATargets)
 		dropout := !frameworks[w.Framework].noLoRADropout
 		if !dropout && !trainLinear {
 			// Without dropout an adapter reads the very tensor its base
@@ -169,26 +224,27 @@ func blockActivations(w Workload, m catalog.Model, r regime, crossAttention bool
 			}
 		}
 		for _, mod := range mods[:n] {
-			b.perToken += e * float64(w.LoRARank) // the adapter's A output
+			per := e * float64(w.LoRARank) // the adapter's A output
 			if dropout {
 				// Each adapter keeps its own dropout mask and dropped
 				// input (PEFT, litgpt lora_dropout > 0).
-				b.perToken += (e + dropoutMaskBytes + e) * float64(mod.in)
+				per += (e + dropoutMaskBytes + e) * mod.in
 			}
 			if w.Method == MethodDoRA {
 				// DoRA rescales the base and the adapter outputs by the
 				// magnitude over the (detached) weight norm; both products
 				// keep their out-wide operand for backward (PEFT
 				// DoraLinearLayer.forward; DoRA paper §4.3).
-				b.perToken += doraSavedOutputs * e * float64(mod.out)
+				per += doraSavedOutputs * e * mod.out
 			}
+			b.perToken += mod.active * per
 		}
 	}
 	return b
 }
 
 // activationBytes is the activation memory of a training step at its peak
-// (start of backward), per GPU.
+// (start of backward), per GPU, summed over the layer groups.
 func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 	tokens := float64(w.Batch) * float64(w.SeqLen)
 	s := float64(w.SeqLen)
@@ -196,26 +252,41 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 	if w.Method == MethodInference {
 		return inferenceActivationBytes(w, m, r)
 	}
-	perLayer := func(b blockBytes) float64 {
-		return tokens * (b.perTokenShared + (b.perToken+b.perTokenSq*s)/tp)
+	perLayer := func(b blockBytes, ls layerShape) float64 {
+		span := s
+		if ls.window > 0 {
+			span = math.Min(s, ls.window)
+		}
+		return tokens * (b.perTokenShared + (b.perToken+b.perTokenSq*span)/tp)
 	}
-	enc := blockActivations(w, m, r, false)
-	layers := float64(m.NumLayers)
-	var total, largest float64
+	var total, largest, layers float64
 	switch {
 	case m.Family == catalog.FamilyEncoderDecoder:
-		dec := blockActivations(w, m, r, true)
-		total = layers*perLayer(enc) + float64(m.NumDecoderLayers)*perLayer(dec)
-		largest = perLayer(dec)
-		layers += float64(m.NumDecoderLayers)
+		ls := shapeAt(m, 0)
+		enc, dec := blockActivations(w, m, ls, r, false), blockActivations(w, m, ls, r, true)
+		layers = float64(m.NumLayers + m.NumDecoderLayers)
+		total = float64(m.NumLayers)*perLayer(enc, ls) + float64(m.NumDecoderLayers)*perLayer(dec, ls)
+		largest = perLayer(dec, ls)
 	case w.Method == MethodFreeze:
-		// Frozen blocks before the trainable ones need no backward at all.
-		layers = math.Min(layers, FreezeTrainableLayers)
-		total = layers * perLayer(enc)
-		largest = perLayer(enc)
+		// Frozen blocks before the trainable ones need no backward at all:
+		// the last FreezeTrainableLayers, at the average layer's size.
+		var sum float64
+		for i := range m.NumLayerGroups() {
+			ls := shapeAt(m, i)
+			p := perLayer(blockActivations(w, m, ls, r, false), ls)
+			sum += ls.layers * p
+			largest = math.Max(largest, p)
+		}
+		layers = math.Min(float64(m.NumLayers), FreezeTrainableLayers)
+		total = sum / math.Max(1, float64(m.NumLayers)) * layers
 	default:
-		total = layers * perLayer(enc)
-		largest = perLayer(enc)
+		for i := range m.NumLayerGroups() {
+			ls := shapeAt(m, i)
+			p := perLayer(blockActivations(w, m, ls, r, false), ls)
+			total += ls.layers * p
+			layers += ls.layers
+			largest = math.Max(largest, p)
+		}
 	}
 	total = checkpointed(w, m, r, total, largest, layers, tokens)
 	// The final norm saves its input too.
@@ -232,13 +303,15 @@ func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
 		tokens = math.Min(tokens, vllmProfileTokens)
 	}
 	e := r.act
-	h := float64(m.HiddenSize)
-	i := float64(m.IntermediateSize)
-	mlp := 2 * i
-	if m.Gated() {
-		mlp = 3 * i
+	var work float64
+	for i := range m.NumLayerGroups() {
+		ls := shapeAt(m, i)
+		mlp := 2 * ls.i
+		if ls.gated {
+			mlp = 3 * ls.i
+		}
+		work = math.Max(work, tokens*e*(2*ls.h+mlp)/float64(w.TP))
 	}
-	work := tokens * e * (2*h + mlp) / float64(w.TP)
 	if w.Attention == AttentionEager && w.Engine != "vllm" {
 		s := float64(w.SeqLen)
 		work += float64(w.Batch) * float64(m.NumAttentionHeads) * s * s * (fp32Bytes + e) / float64(w.TP)
@@ -278,8 +351,15 @@ func kvCacheBytes(w Workload, m catalog.Model) float64 {
 		return 0
 	}
 	elem := kvElemBytes(w.KVCacheDtype)
+	if m.Family != catalog.FamilyDecoderOnly {
+		return m.KVCacheBytes(w.SeqLen, w.Batch, elem) / float64(w.TP) / float64(w.PP)
+	}
 	var kv float64
-	for _, g := range m.AttentionGroups() {
+	for i := range m.NumLayerGroups() {
+		g, ok := m.CacheGroupAt(i)
+		if !ok {
+			continue
+		}
 		b := g.CacheBytes(w.SeqLen, w.Batch, elem)
 		if g.Kind != arch.KindMLA {
 			b /= float64(w.TP)
@@ -289,9 +369,10 @@ func kvCacheBytes(w Workload, m catalog.Model) float64 {
 	return kv / float64(w.PP)
 }
 
-// kvElemBytes is the bytes of one cached K or V element.
+// kvElemBytes is the bytes of one cached K or V element: one for fp8 and
+// int8 caches, two for 16-bit.
 func kvElemBytes(dtype string) float64 {
-	if dtype == "fp8" {
+	if dtype == "fp8" || dtype == "int8" {
 		return 1
 	}
 	return halfBytes

@@ -118,7 +118,7 @@ func TestKorthikantiPerLayer(t *testing.T) {
 	for _, tp := range []int{1, 2, 8} {
 		w := Workload{Model: m, Method: MethodFull, Precision: PrecisionFP16, Attention: AttentionEager,
 			Batch: b, SeqLen: s, TP: tp}
-		blk := blockActivations(w, m, regimeFor(w.Precision), false)
+		blk := blockActivations(w, m, shapeOf(m, m.Layers()[0]), regimeFor(w.Precision), false)
 		got := s * b * (blk.perTokenShared + (blk.perToken+blk.perTokenSq*s)/float64(tp))
 		ft := float64(tp)
 		want := float64(s*b*h) * (10 + 24/ft + 5*a*s/(h*ft))
@@ -132,7 +132,7 @@ func TestGradientCheckpointingKeepsLayerInputs(t *testing.T) {
 	m := mustModel(t, "llama-2-7b")
 	w := Resolve(Workload{Model: m, Method: MethodFull, Precision: PrecisionBF16, Batch: 2, SeqLen: 4096, GradCheckpointing: true})
 	r := regimeFor(w.Precision)
-	blk := blockActivations(w, m, r, false)
+	blk := blockActivations(w, m, shapeOf(m, m.Layers()[0]), r, false)
 	tokens := float64(w.Batch * w.SeqLen)
 	oneLayer := tokens * (blk.perTokenShared + blk.perToken + blk.perTokenSq*float64(w.SeqLen))
 	finalNorm := tokens * fp32Bytes * float64(m.HiddenSize)
@@ -197,9 +197,9 @@ func TestWeightBytesByPrecision(t *testing.T) {
 	}{
 		{PrecisionFP32, 4 * float64(m.Params)},
 		{PrecisionBF16, 2 * float64(m.Params)},
-		// bitsandbytes keeps embeddings, lm_head and norms in 16-bit.
-		{PrecisionInt8, 1*(float64(m.Params)-emb-float64(2*m.NumLayers*m.HiddenSize)) + 2*(emb+float64(2*m.NumLayers*m.HiddenSize))},
-		{PrecisionNF4, 0.5625*(float64(m.Params)-emb-float64(2*m.NumLayers*m.HiddenSize)) + 2*(emb+float64(2*m.NumLayers*m.HiddenSize))},
+		// bitsandbytes keeps embeddings, lm_head and norms (per layer and final) in 16-bit.
+		{PrecisionInt8, 1*(float64(m.Params)-emb-float64((2*m.NumLayers+1)*m.HiddenSize)) + 2*(emb+float64((2*m.NumLayers+1)*m.HiddenSize))},
+		{PrecisionNF4, 0.5625*(float64(m.Params)-emb-float64((2*m.NumLayers+1)*m.HiddenSize)) + 2*(emb+float64((2*m.NumLayers+1)*m.HiddenSize))},
 	}
 	for _, tt := range tests {
 		b := Estimate(Workload{Model: m, Method: MethodInference, Precision: tt.prec})

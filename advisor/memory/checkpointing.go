@@ -39,7 +39,13 @@ func checkpointed(w Workload, m catalog.Model, r regime, total, largest, blocks,
 	case CheckpointFull, CheckpointOffloaded:
 		return resident*input + largest
 	case CheckpointSelective:
-		return resident*tokens*selectiveBytesPerToken(m, r, float64(w.TP)) + largest
+		var kept, layers float64
+		for i := range m.NumLayerGroups() {
+			ls := shapeAt(m, i)
+			kept += ls.layers * selectiveBytesPerToken(ls, r, float64(w.TP))
+			layers += ls.layers
+		}
+		return resident*tokens*kept/math.Max(1, layers) + largest
 	}
 	if blocks <= 0 {
 		return total
@@ -58,17 +64,11 @@ func checkpointed(w Workload, m catalog.Model, r regime, total, largest, blocks,
 // selective recompute of the attention core (Korthikanti et al. 2022 §5,
 // Table 2: TP + selective recompute). Matmul and attention outputs are
 // split over TP ranks, the block input is not.
-func selectiveBytesPerToken(m catalog.Model, r regime, tp float64) float64 {
-	h := float64(m.HiddenSize)
-	q := float64(m.AttentionWidth())
-	kv := float64(m.NumKVHeads) * float64(m.HeadDim)
-	i := float64(m.IntermediateSize)
-	if m.NumExperts > 1 && m.ExpertsPerToken > 0 {
-		i *= float64(m.ExpertsPerToken) // the experts a token passes through
-	}
+func selectiveBytesPerToken(ls layerShape, r regime, tp float64) float64 {
+	h, q, kv, i := ls.h, ls.q, ls.kv, ls.i
 	outs := [7]float64{q, kv, kv, h, i, i, h}
 	n := 7
-	if !m.Gated() {
+	if !ls.gated {
 		outs[5], n = h, 6
 	}
 	var kept float64
@@ -76,6 +76,6 @@ func selectiveBytesPerToken(m catalog.Model, r regime, tp float64) float64 {
 		kept += outs[k]
 	}
 	kept += q // attention output
-	split := r.act*kept + fp32Bytes*float64(m.NumAttentionHeads)
+	split := r.act*kept + fp32Bytes*ls.heads
 	return r.act*h + split/tp
 }

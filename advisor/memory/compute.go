@@ -70,22 +70,25 @@ func JobFLOPs(w Workload) (flops float64, formula string) {
 	return perToken * float64(w.Tokens), fmt.Sprintf("(%s) × %s tokens%s", strings.Join(terms, " + "), catalog.FormatSize(w.Tokens), active)
 }
 
-// selectiveRecomputeShare is the share of a block's matmul FLOPs that
+// selectiveRecomputeShare is the share of the blocks' matmul FLOPs that
 // per-op selective checkpointing recomputes: the 2nd, 4th and 6th matmuls
-// of the forward order (k, o and up; selectiveBytesPerToken).
+// of the forward order (k, o and up; selectiveBytesPerToken), weighted by
+// the layers of each group.
 func selectiveRecomputeShare(m catalog.Model) float64 {
-	h := float64(m.HiddenSize)
-	q := float64(m.AttentionWidth())
-	kv := float64(m.NumKVHeads) * float64(m.HeadDim)
-	i := float64(m.IntermediateSize)
-	all := 2*q + 2*kv + 2*i
-	dropped := kv + q + i
-	if m.Gated() {
-		all += i
-	} else {
-		dropped = kv + q
+	var all, dropped float64
+	for g := range m.NumLayerGroups() {
+		ls := shapeAt(m, g)
+		q, kv, i := ls.q, ls.kv, ls.i
+		a, d := 2*q+2*kv+2*i, kv+q+i
+		if ls.gated {
+			a += i
+		} else {
+			d = kv + q
+		}
+		all += ls.layers * a
+		dropped += ls.layers * d
 	}
-	if all <= 0 || h <= 0 {
+	if all <= 0 {
 		return 0
 	}
 	return dropped / all

@@ -3,6 +3,7 @@ package memory
 import (
 	"math"
 
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
 )
 
@@ -103,6 +104,9 @@ func regimeFor(p Precision) regime {
 	case PrecisionNF4:
 		return regime{weight: 2, quant: nf4BytesPerParam, grad: 2, stateScale: 1, act: halfBytes}
 	default:
+		// bf16, and the checkpoint formats (fp8, awq, gguf...), whose
+		// stored layers come from Model.Quant; the rest and the compute
+		// are 16-bit.
 		return regime{weight: 2, quant: 2, grad: 2, stateScale: 0.5, act: halfBytes}
 	}
 }
@@ -174,24 +178,53 @@ func sat(v float64) int64 {
 // states is the model-state part of a breakdown.
 type states struct{ weights, grads, optim float64 }
 
-// paramSplit is the parameter count by kind: linear-layer weights inside the
-// blocks (quantised by bitsandbytes), everything else (embeddings, lm_head,
-// norms: kept in 16-bit).
+// paramSplit is the resident parameter count by kind: the linear layers
+// inside the blocks (attention, dense MLP, experts: what weight
+// quantisation converts) and everything else (embeddings, lm_head, norms,
+// routers, the vision tower: kept in 16-bit by bitsandbytes). MTP modules
+// are not loaded (arch.Model.ResidentParams).
 func paramSplit(m catalog.Model, scale float64) (linear, other float64) {
-	total := float64(m.ComputeParams())
-	other = float64(m.EmbeddingParams()+m.LMHeadParams()) + float64(m.TotalLayers())*2*float64(m.HiddenSize)
-	if m.Position == "learned" {
-		other += float64(m.MaxPositionEmbeddings+m.PositionOffset) * float64(m.HiddenSize)
+	for g, n := range m.ParamsByGroup() {
+		switch arch.TensorGroup(g) {
+		case arch.TensorMTP:
+		case arch.TensorAttention, arch.TensorMLP, arch.TensorExperts, arch.TensorSharedExperts:
+			linear += float64(n)
+		default:
+			other += float64(n)
+		}
 	}
-	other = math.Min(other, total)
-	return (total - other) * scale, other * scale
+	return linear * scale, other * scale
+}
+
+// quantisedWeightBytes is the resident weights of a pre-quantised
+// checkpoint (m.Quant): each group at its stored bytes per parameter, the
+// others at the regime's (linear layers at r.quant, the rest at r.weight).
+func quantisedWeightBytes(m catalog.Model, r regime, scale float64) float64 {
+	var b float64
+	for g, n := range m.ParamsByGroup() {
+		tg := arch.TensorGroup(g)
+		switch {
+		case tg == arch.TensorMTP:
+		case m.Quant.Quantises(tg):
+			b += float64(n) * m.Quant.BytesPerParam[g]
+		case tg == arch.TensorAttention || tg == arch.TensorMLP || tg == arch.TensorExperts || tg == arch.TensorSharedExperts:
+			b += float64(n) * r.quant
+		default:
+			b += float64(n) * r.weight
+		}
+	}
+	return b * scale
 }
 
 // largestLayerParams is DeepSpeed's largest_layer_params: the biggest single
 // module, gathered whole under ZeRO-3 (usually the embedding).
 func largestLayerParams(m catalog.Model) float64 {
-	h, i := float64(m.HiddenSize), float64(m.IntermediateSize)
-	return math.Max(float64(m.EmbeddingParams()), math.Max(h*i, h*float64(m.AttentionWidth())))
+	largest := float64(m.EmbeddingParams())
+	for i := range m.NumLayerGroups() {
+		s := shapeAt(m, i)
+		largest = math.Max(largest, s.h*math.Max(s.widestLinear, s.q))
+	}
+	return largest
 }
 
 // optimizerStateBytes is the optimizer state per trainable parameter,
@@ -222,7 +255,10 @@ func dequantBufferBytes(w Workload, m catalog.Model) float64 {
 	if w.Precision != PrecisionNF4 && w.Precision != PrecisionInt8 {
 		return 0
 	}
-	h := float64(m.HiddenSize)
-	largest := math.Max(h*float64(m.IntermediateSize), h*float64(m.AttentionWidth()))
+	var largest float64
+	for i := range m.NumLayerGroups() {
+		s := shapeAt(m, i)
+		largest = math.Max(largest, s.h*math.Max(s.widestLinear, s.q))
+	}
 	return largest * halfBytes / float64(w.TP)
 }

@@ -60,7 +60,7 @@ func TestResolveSizeOnlyAndUnknownModel(t *testing.T) {
 	if !w.Model.Scaled || w.Params != 7e9 || w.Precision != PrecisionNF4 || w.ModelName != "7B" {
 		t.Errorf("size-only: %+v", w)
 	}
-	if !strings.Contains(strings.Join(w.Assumptions, "\n"), "scaled a Llama-style one") {
+	if !strings.Contains(strings.Join(w.Assumptions, "\n"), "assumed today's typical shape") {
 		t.Errorf("scaling not reported: %q", w.Assumptions)
 	}
 	unknown := Resolve(Workload{ModelName: "no-such-model"})

@@ -2,8 +2,10 @@ package memory
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
 )
 
@@ -84,8 +86,9 @@ func resolve(w Workload, record bool) Workload {
 		w.Model = m
 	}
 	if w.Model.Scaled {
-		note("no published architecture for %s: scaled a Llama-style one (hidden %d, %d layers, %d heads, %d KV heads, vocab %d)",
-			catalog.FormatSize(w.Model.Params), w.Model.HiddenSize, w.Model.NumLayers, w.Model.NumAttentionHeads, w.Model.NumKVHeads, w.Model.VocabSize)
+		m := w.Model
+		note("no published architecture for %s: assumed today's typical shape (%d layers, hidden %d, GQA with %d query / %d KV heads × %d, SwiGLU width %d, vocab %d): the %s",
+			catalog.FormatSize(m.Params), m.NumLayers, m.HiddenSize, m.NumAttentionHeads, m.NumKVHeads, m.HeadDim, m.IntermediateSize, m.VocabSize, m.Source)
 	}
 	w.Params = w.Model.Params
 	if w.ModelName == "" {
@@ -99,7 +102,8 @@ func resolve(w Workload, record bool) Workload {
 		w.Method = MethodInference
 		note("method not given: inference")
 	}
-	if !slices.Contains(precisions, w.Precision) {
+	resolveCheckpoint(&w, note)
+	if !slices.Contains(precisions, w.Precision) && !IsCheckpointPrecision(w.Precision) {
 		if w.Precision != "" {
 			note("unknown precision %q: ignored", w.Precision)
 		}
@@ -151,7 +155,7 @@ func resolve(w Workload, record bool) Workload {
 	if w.Attention != AttentionFlash && w.Attention != AttentionEager {
 		w.Attention = ""
 	}
-	if w.KVCacheDtype != "fp8" && w.KVCacheDtype != "fp16" {
+	if w.KVCacheDtype != "fp8" && w.KVCacheDtype != "fp16" && w.KVCacheDtype != "int8" {
 		w.KVCacheDtype = ""
 	}
 	if w.Attention == "" {
@@ -191,6 +195,59 @@ func resolve(w Workload, record bool) Workload {
 	return w
 }
 
+// resolveCheckpoint reconciles the precision with how the checkpoint is
+// stored (w.Model.Quant, from its config.json): a checkpoint format named
+// as the precision (precision=awq) is assumed, unless the checkpoint already
+// is one; no precision means the checkpoint's own; a 16/32-bit or
+// bitsandbytes precision replaces the checkpoint's storage; full and
+// freeze fine-tuning train 16-bit weights. w.Model.Quant is replaced, never
+// modified: the catalog's models share it.
+func resolveCheckpoint(w *Workload, note func(string, ...any)) {
+	q := w.Model.Quant
+	p := w.Precision
+	trainsWeights := w.Method == MethodFull || w.Method == MethodFreeze
+	scheme, named := arch.Scheme(string(p))
+	switch {
+	case named && trainsWeights:
+		note("precision=%s names a quantised checkpoint, but %s fine-tuning trains 16-bit weights: estimated in bf16", p, w.Method)
+		w.Precision, w.Model.Quant = PrecisionBF16, nil
+	case named && q != nil && sameStorage(q, scheme):
+		note("precision=%s: the checkpoint's own storage, %s (%s)", p, q.Description, q.Source)
+	case named:
+		s := *scheme
+		s.Source = "precision=" + string(p)
+		w.Model.Quant = &s
+		note("precision=%s: assumed a pre-quantised checkpoint of %s: %s; the rest (embeddings, norms, output head) and the compute in 16-bit", p, w.Model.Name, s.Description)
+	case q == nil:
+	case trainsWeights:
+		note("%s fine-tuning trains 16-bit weights: the checkpoint's %s is taken as dequantised to 16-bit", w.Method, q.Description)
+		w.Model.Quant = nil
+	case p == "":
+		w.Precision = checkpointPrecision(q)
+		note("precision not given: the checkpoint's own, %s (%s)", q.Description, q.Source)
+	case p != checkpointPrecision(q):
+		note("precision=%s replaces the checkpoint's own storage (%s)", p, q.Description)
+		w.Model.Quant = nil
+	}
+}
+
+// sameStorage reports whether the named scheme is what the checkpoint
+// already stores (AWQ, GPTQ and int4 are all 4-bit integers).
+func sameStorage(q, scheme *arch.Quantization) bool {
+	return q.Method == scheme.Method || (q.Format == "gguf" && q.Method == scheme.Method)
+}
+
+// checkpointPrecision is the precision name of a checkpoint's storage:
+// its format when the grammar names it, bitsandbytes nf4/int8 as the
+// existing regimes, bf16 (16-bit compute) otherwise.
+func checkpointPrecision(q *arch.Quantization) Precision {
+	switch p := Precision(q.Method); {
+	case IsCheckpointPrecision(p), p == PrecisionNF4, p == PrecisionInt8:
+		return p
+	}
+	return PrecisionBF16
+}
+
 // The accepted enumeration values (DESIGN.md §3.2).
 var (
 	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodDoRA, MethodFreeze, MethodInference}
@@ -217,75 +274,103 @@ func defaultPrecision(m Method) Precision {
 	}
 }
 
-// TrainableParams counts the parameters that get gradients: all for full
-// fine-tuning, the LoRA adapters (from the architecture, rank and targets),
+// TrainableParams counts the parameters that get gradients: all resident
+// ones for full fine-tuning (not the MTP modules, which training scripts do
+// not load), the LoRA adapters (from the architecture, rank and targets),
 // the last FreezeTrainableLayers blocks for freeze, none for inference.
 func TrainableParams(w Workload) int64 {
 	m := w.Model
 	switch w.Method {
 	case MethodFull:
-		return w.Params
+		return m.ResidentParams()
 	case MethodLoRA, MethodQLoRA:
 		return LoRAParams(m, w.LoRARank, w.LoRATargets)
 	case MethodDoRA:
 		return LoRAParams(m, w.LoRARank, w.LoRATargets) + DoRAMagnitudeParams(m, w.LoRATargets)
 	case MethodFreeze:
-		return int64(min(FreezeTrainableLayers, m.NumLayers)) * m.LayerParams()
+		return int64(min(FreezeTrainableLayers, m.NumLayers)) * m.MeanLayerParams()
 	default:
 		return 0
 	}
 }
 
-// loraModule is one adapted linear layer: its input and output widths.
-type loraModule struct{ in, out int64 }
+// loraModule is one adapted linear layer: its input and output widths, how
+// many copies a layer has (count: one per expert) and how many a token
+// passes through (active: the experts it is routed to).
+type loraModule struct{ in, out, count, active float64 }
 
-// maxLoRAModules is the most linear layers LoRA adapts in one block
-// (q, k, v, o, gate, up, down).
-const maxLoRAModules = 7
+// maxLoRAModules is the most kinds of linear layer LoRA adapts in one
+// block: q, k, v, o, then gate, up and down of the dense MLP, of the
+// routed experts and of the shared expert.
+const maxLoRAModules = 13
 
 // loraModules lists the linear layers of one block that LoRA adapts for the
-// targets: qv = query and value, attn = q, k, v, o, all = attention and MLP.
-// It fills an array so that Estimate does not allocate.
-func loraModules(m catalog.Model, targets string) ([maxLoRAModules]loraModule, int) {
-	h := int64(m.HiddenSize)
-	q := int64(m.AttentionWidth())
-	kv := int64(m.NumKVHeads) * int64(m.HeadDim)
-	i := int64(m.IntermediateSize)
-	mods := [maxLoRAModules]loraModule{{h, q}, {h, kv}}
-	n := 2
-	if targets == "attn" || targets == "all" {
-		mods[2], mods[3] = loraModule{h, kv}, loraModule{q, h}
-		n = 4
-	}
-	if targets == "all" {
-		mods[4], mods[5] = loraModule{h, i}, loraModule{i, h}
-		n = 6
-		if m.Gated() {
-			mods[6] = loraModule{h, i}
-			n = 7
+// targets: qv = query and value, attn = q, k, v, o, all = attention and MLP
+// (every expert's projections in a mixture of experts). Linear-attention
+// layers have no q/v projections, so only "all" adapts them (their input
+// and output projections). It fills an array so that Estimate does not
+// allocate.
+func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModules]loraModule, int) {
+	var mods [maxLoRAModules]loraModule
+	n := 0
+	add := func(in, out, count, active float64) {
+		if in > 0 && out > 0 && count > 0 {
+			mods[n] = loraModule{in, out, count, active}
+			n++
 		}
+	}
+	h, q, kv := ls.h, ls.q, ls.kv
+	switch {
+	case ls.linear:
+		if targets == "all" {
+			v := 2*kv - q
+			add(h, 2*q+2*v, 1, 1)
+			add(v, h, 1, 1)
+		}
+	default:
+		add(h, q, 1, 1)
+		add(h, kv, 1, 1)
+		if targets == "attn" || targets == "all" {
+			add(h, kv, 1, 1)
+			add(q, h, 1, 1)
+		}
+	}
+	if targets != "all" {
+		return mods, n
+	}
+	mlp := func(i, count, active float64) {
+		add(h, i, count, active)
+		add(i, h, count, active)
+		if ls.gated {
+			add(h, i, count, active)
+		}
+	}
+	for i := range m.NumLayerGroups() {
+		g := m.LayerGroupAt(i)
+		if shapeOf(m, g) != ls {
+			continue
+		}
+		f := g.FFN
+		mlp(float64(f.Intermediate), 1, 1)
+		if f.IsMoE() {
+			mlp(float64(f.ExpertIntermediate), float64(f.Experts), float64(max(1, f.ActiveExperts)))
+		}
+		mlp(float64(f.SharedIntermediate), 1, 1)
+		break
 	}
 	return mods, n
 }
 
 // loraBlockParams is rank × (in + out) summed over the adapted layers of a
 // block; in a mixture of experts every expert's MLP gets its own adapters.
-func loraBlockParams(m catalog.Model, rank int, targets string) int64 {
-	mods, n := loraModules(m, targets)
-	var sum int64
-	for k, mod := range mods[:n] {
-		p := int64(rank) * (mod.in + mod.out)
-		if k >= loraAttentionModules && m.NumExperts > 1 {
-			p *= int64(m.NumExperts)
-		}
-		sum += p
+func loraBlockParams(m catalog.Model, ls layerShape, rank int, targets string) int64 {
+	mods, n := loraModules(m, ls, targets)
+	var sum float64
+	for _, mod := range mods[:n] {
+		sum += mod.count * float64(rank) * (mod.in + mod.out)
 	}
-	return sum
+	return int64(sum)
 }
-
-// loraAttentionModules is how many entries of loraModules' array are
-// attention projections (q, v, k, o); the rest are MLP projections.
-const loraAttentionModules = 4
 
 // LoRAParams is the adapter size: rank × (in + out) per adapted matrix, per
 // block. Decoder blocks of encoder-decoder models also adapt the
@@ -295,34 +380,43 @@ func LoRAParams(m catalog.Model, rank int, targets string) int64 {
 	if !validTargets(targets) {
 		targets = DefaultLoRATargets
 	}
-	n := int64(m.NumLayers) * loraBlockParams(m, rank, targets)
 	if m.Family == catalog.FamilyEncoderDecoder {
+		ls := shapeAt(m, 0)
 		cross := "qv"
 		if targets != "qv" {
 			cross = "attn"
 		}
-		n += int64(m.NumDecoderLayers) * (loraBlockParams(m, rank, targets) + loraBlockParams(m, rank, cross))
+		n := int64(m.NumLayers) * loraBlockParams(m, ls, rank, targets)
+		return n + int64(m.NumDecoderLayers)*(loraBlockParams(m, ls, rank, targets)+loraBlockParams(m, ls, rank, cross))
+	}
+	var n int64
+	for i := range m.NumLayerGroups() {
+		ls := shapeAt(m, i)
+		n += int64(ls.layers) * loraBlockParams(m, ls, rank, targets)
 	}
 	return n
 }
 
 // DoRAMagnitudeParams is DoRA's trained magnitude vector: one value per
-// output feature of every adapted linear layer (Liu et al. 2024,
-// arXiv:2402.09353 §4.1; PEFT lora_magnitude_vector).
+// output feature of every adapted linear layer, every expert's own in a
+// mixture of experts (Liu et al. 2024, arXiv:2402.09353 §4.1; PEFT
+// lora_magnitude_vector).
 func DoRAMagnitudeParams(m catalog.Model, targets string) int64 {
 	if !validTargets(targets) {
 		targets = DefaultLoRATargets
 	}
-	mods, n := loraModules(m, targets)
-	var perLayer int64
-	for k, mod := range mods[:n] {
-		out := mod.out
-		if k >= loraAttentionModules && m.NumExperts > 1 {
-			out *= int64(m.NumExperts)
+	var n float64
+	for i := range m.NumLayerGroups() {
+		ls := shapeAt(m, i)
+		mods, k := loraModules(m, ls, targets)
+		for _, mod := range mods[:k] {
+			n += ls.layers * mod.count * mod.out
 		}
-		perLayer += out
 	}
-	return int64(m.TotalLayers()) * perLayer
+	if m.Family == catalog.FamilyEncoderDecoder {
+		n *= float64(m.TotalLayers()) / math.Max(1, float64(m.NumLayers))
+	}
+	return int64(n)
 }
 
 // KnownPrecision reports whether p is a precision the estimator models

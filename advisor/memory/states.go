@@ -30,8 +30,15 @@ func modelStates(w Workload, m catalog.Model, r regime, scale float64) states {
 	var s states
 	optim := optimizerStateBytes(w, m, r)
 	switch {
+	case w.Method == MethodInference && m.Quant != nil:
+		s.weights = quantisedWeightBytes(m, r, scale)
 	case w.Method == MethodInference:
 		s.weights = linear*r.quant + other*r.weight // under autocast the fp32 weights stay resident
+	case m.Quant != nil && w.Method.IsAdapter():
+		// Adapters on a pre-quantised checkpoint (PEFT over GPTQ/AWQ/FP8):
+		// the frozen base keeps its stored bytes.
+		s.weights = quantisedWeightBytes(m, r, scale) + adapterBytes(w, r)
+		s.grads = trainable * r.grad
 	case deepspeedMixed:
 		// DeepSpeed fp16/bf16: 16-bit model and gradients; the optimizer
 		// holds the fp32 master, the fp32 gradient partition and Adam's states.
@@ -182,20 +189,25 @@ func fsdpShard(s *states, w Workload, m catalog.Model, r regime, scale, dp float
 // fine-tuning, a block's widest matrix for freeze, one adapter matrix
 // (rank × the widest adapted width) for LoRA, QLoRA and DoRA.
 func largestTrainableTensor(w Workload, m catalog.Model) float64 {
-	h := float64(m.HiddenSize)
-	widest := h * math.Max(float64(m.IntermediateSize), float64(m.AttentionWidth()))
+	var widest float64
+	for i := range m.NumLayerGroups() {
+		ls := shapeAt(m, i)
+		widest = math.Max(widest, ls.h*math.Max(ls.widestLinear, ls.q))
+	}
 	switch {
 	case w.Method == MethodFull:
-		return math.Max(widest, math.Max(float64(m.EmbeddingParams()), float64(m.LMHeadParams())))
+		return math.Max(largestLayerParams(m), float64(m.LMHeadParams()))
 	case w.Method == MethodFreeze:
 		return widest
 	case w.Method.IsAdapter():
-		mods, n := loraModules(m, w.LoRATargets)
-		var width int64
-		for _, mod := range mods[:n] {
-			width = max(width, mod.in, mod.out)
+		var width float64
+		for i := range m.NumLayerGroups() {
+			mods, n := loraModules(m, shapeAt(m, i), w.LoRATargets)
+			for _, mod := range mods[:n] {
+				width = math.Max(width, math.Max(mod.in, mod.out))
+			}
 		}
-		return float64(w.LoRARank) * float64(width)
+		return float64(w.LoRARank) * width
 	}
 	return 0
 }

@@ -3,7 +3,10 @@
 // and README.md ("Where the numbers come from").
 package memory
 
-import "github.com/vrambot/vrambot/advisor/catalog"
+import (
+	"github.com/vrambot/vrambot/advisor/arch"
+	"github.com/vrambot/vrambot/advisor/catalog"
+)
 
 // Method is how the model's parameters are trained (or not).
 type Method string
@@ -41,6 +44,26 @@ const (
 	PrecisionInt8      Precision = "int8"
 	PrecisionNF4       Precision = "nf4"
 )
+
+// Precisions that describe how a pre-quantised checkpoint stores its
+// weights (DESIGN.md §3.2, added in turn 2): the quantised layers at the
+// format's bytes (arch.Scheme), everything else and the compute in 16-bit.
+// GGUF type names (q4_k_m, q8_0, ...) are accepted too.
+const (
+	PrecisionFP8   Precision = "fp8"
+	PrecisionInt4  Precision = "int4"
+	PrecisionAWQ   Precision = "awq"
+	PrecisionGPTQ  Precision = "gptq"
+	PrecisionMXFP4 Precision = "mxfp4"
+	PrecisionNVFP4 Precision = "nvfp4"
+)
+
+// IsCheckpointPrecision reports whether p names a pre-quantised checkpoint
+// format rather than a compute regime.
+func IsCheckpointPrecision(p Precision) bool {
+	_, ok := arch.Scheme(string(p))
+	return ok
+}
 
 // Optimizer names of DESIGN.md §3.2.
 type Optimizer string
@@ -99,7 +122,7 @@ type Workload struct {
 	LoRARank     int       `json:"lora_rank,omitempty"`
 	LoRATargets  string    `json:"lora_targets,omitempty"` // qv, attn, all
 	Attention    Attention `json:"attention"`
-	KVCacheDtype string    `json:"kv_cache_dtype,omitempty"` // fp16, fp8
+	KVCacheDtype string    `json:"kv_cache_dtype,omitempty"` // fp16, fp8, int8
 	Engine       string    `json:"engine,omitempty"`         // hf, vllm, ...
 	Tokens       int64     `json:"tokens,omitempty"`         // job size for cost to finish
 	// ChunkedLoss: the loss is computed in chunks (Liger, chunked CE), so

@@ -1,0 +1,180 @@
+package catalog
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/vrambot/vrambot/advisor/arch"
+	"github.com/vrambot/vrambot/suggest"
+)
+
+// variantWords are name parts of fine-tuned or re-packaged checkpoints
+// that keep the base architecture (instruct, chat, it, ...), dropped from
+// the end of a name when looking it up.
+var variantWords = map[string]bool{
+	"hf": true, "chat": true, "instruct": true, "it": true, "base": true, "thinking": true, "reasoning": true,
+	"sft": true, "dpo": true, "rlhf": true, "preview": true, "pretrain": true, "original": true,
+	"dynamic": true, "static": true, "unsloth": true, "mlx": true, "gguf": true, "exl2": true, "fp16": true, "bf16": true,
+	"hybrid": true, "pertensor": true, "per": true, "tensor": true, "fast": true,
+}
+
+// quantWords name a checkpoint's storage in a repo name: the part of the
+// name and the scheme it means (arch.Scheme, or bitsandbytes for bnb).
+var quantWords = map[string]string{
+	"awq": "awq", "gptq": "gptq", "int4": "int4", "w4a16": "int4", "4bit": "nf4", "bnb": "nf4",
+	"fp8": "fp8", "w8a8": "fp8", "nvfp4": "nvfp4", "mxfp4": "mxfp4", "int8": "int8", "8bit": "int8",
+}
+
+// dateOrVersion matches release tags that keep the architecture: 2407,
+// 2507, 0324, v0.1.
+var dateOrVersion = regexp.MustCompile(`^(\d{4}|v0\.\d+)$`)
+
+// sizeToken matches a size part of a name: 8b, 0.6b, 135m, a3b (active),
+// 8x7b, 17b-16e's 16e (experts).
+var sizeToken = regexp.MustCompile(`^(a|\d+x)?\d+(\.\d+)?[bmt]$|^\d+e$`)
+
+// modelCandidates lists the spellings to try, most specific first: the
+// input, the part after the organisation, that without its variant and
+// quantisation endings, then runs of its parts that hold a size ("llama-
+// 3.1-8b" inside "hermes-3-llama-3.1-8b"), longest first. quant is the
+// storage the name's quantisation ending names (nil if none).
+func modelCandidates(s string) (out []string, quant *arch.Quantization) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.NewReplacer(" ", "-", "_", "-").Replace(s)
+	out = append(out, s)
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
+		out = append(out, s)
+	}
+	parts := strings.Split(s, "-")
+	quantName := ""
+	for len(parts) > 1 {
+		last := parts[len(parts)-1]
+		if q, ok := quantWords[last]; ok {
+			if quantName == "" {
+				quantName = q
+			}
+		} else if !variantWords[last] && !dateOrVersion.MatchString(last) {
+			break
+		}
+		parts = parts[:len(parts)-1]
+		out = append(out, strings.Join(parts, "-"))
+	}
+	// Runs of parts that include a size and something besides it.
+	for n := len(parts) - 1; n >= 2; n-- {
+		for i := 0; i+n <= len(parts); i++ {
+			run := parts[i : i+n]
+			if hasSize(run) {
+				out = append(out, strings.Join(run, "-"))
+			}
+		}
+	}
+	if quantName != "" {
+		quant = quantFromName(quantName)
+	}
+	return out, quant
+}
+
+func hasSize(parts []string) bool {
+	for _, p := range parts {
+		if sizeToken.MatchString(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// quantFromName is the storage a repo name's quantisation ending implies.
+func quantFromName(name string) *arch.Quantization {
+	var q *arch.Quantization
+	switch name {
+	case "nf4":
+		q = arch.NewQuantization("nf4", "bitsandbytes", arch.NF4Bytes, arch.LinearGroups)
+		q.Bits, q.GroupSize, q.Description = 4, 64, "bitsandbytes NF4 linear-layer weights"
+	case "int8":
+		q = arch.NewQuantization("int8", "int8", arch.Int8Bytes, arch.LinearGroups)
+		q.Bits, q.Description = 8, "8-bit integer linear-layer weights"
+	default:
+		s, ok := arch.Scheme(name)
+		if !ok {
+			return nil
+		}
+		q = s
+	}
+	q.Source = "the repo name"
+	return q
+}
+
+// modelName is a model name taken apart: its letters, the numbers that
+// are not a size (generation, version), and its size in parameters.
+type modelName struct {
+	letters string
+	numbers []string
+	size    float64 // 0 when the name gives none
+}
+
+var nameNumber = regexp.MustCompile(`\d+(\.\d+)?`)
+
+// sizeLike is a size part as typed, a stray letter included ("7bb").
+var sizeLike = regexp.MustCompile(`^((?:\d+x)?\d+(?:\.\d+)?[bmt])[a-z]?$`)
+
+func parseModelName(s string) modelName {
+	var n modelName
+	s = strings.ToLower(s)
+	var letters strings.Builder
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' || r == ' ' || r == '/' }) {
+		if m := sizeLike.FindStringSubmatch(part); m != nil {
+			if n.size == 0 {
+				n.size = partSize(m[1])
+			}
+			continue
+		}
+		if sizeToken.MatchString(part) {
+			continue // active (a3b) and expert (16e) counts
+		}
+		n.numbers = append(n.numbers, nameNumber.FindAllString(part, -1)...)
+		letters.WriteString(nameNumber.ReplaceAllString(part, ""))
+	}
+	n.letters = strings.ReplaceAll(letters.String(), ".", "")
+	return n
+}
+
+// partSize reads "8b", "0.6b", "135m", "8x7b" (8 × 7B) as parameters.
+func partSize(p string) float64 {
+	mult := map[byte]float64{'m': 1e6, 'b': 1e9, 't': 1e12}[p[len(p)-1]]
+	num := p[:len(p)-1]
+	times := 1.0
+	if i := strings.IndexByte(num, 'x'); i > 0 {
+		t, _ := strconv.ParseFloat(num[:i], 64)
+		times, num = t, num[i+1:]
+	}
+	v, _ := strconv.ParseFloat(num, 64)
+	return v * mult * times
+}
+
+// maxSizeRatio is how far apart two sizes may be for a suggestion: 14B for
+// 15B, not 2B for 27B.
+const maxSizeRatio = 1.25
+
+// modelNameMatches reports whether candidate could be what want meant:
+// letters within a third of their length in edit distance, the same
+// generation and version numbers, and a close size when both give one.
+func modelNameMatches(want, candidate modelName) bool {
+	if len(want.numbers) != len(candidate.numbers) {
+		return false
+	}
+	for i := range want.numbers {
+		if want.numbers[i] != candidate.numbers[i] {
+			return false
+		}
+	}
+	if (want.size == 0) != (candidate.size == 0) {
+		return false
+	}
+	if want.size > 0 && math.Max(want.size, candidate.size)/math.Min(want.size, candidate.size) > maxSizeRatio {
+		return false
+	}
+	return suggest.Distance(want.letters, candidate.letters) <= max(1, len(want.letters)/3)
+}
