@@ -7,6 +7,7 @@ import (
 
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/oom"
+	"github.com/vrambot/vrambot/advisor/units"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 )
@@ -51,6 +52,9 @@ func OOM(ctx context.Context, text string, offers OfferFinder) reply.Reply {
 	if len(d.Causes) > 0 {
 		r.Sections = append(r.Sections, causesSection(d.Causes))
 	}
+	if d.Sizing != nil {
+		r.Sections = append(r.Sections, sizingSection(d.Sizing))
+	}
 	for _, st := range d.Stages {
 		r.Sections = append(r.Sections, stageSection(st))
 	}
@@ -63,7 +67,7 @@ func OOM(ctx context.Context, text string, offers OfferFinder) reply.Reply {
 			r.Sections = append(r.Sections, offerTable(fmt.Sprintf("GPUs with more than %s", oom.GiB(d.NeedBytes)), found[:min(len(found), maxOOMOffers)]))
 		}
 	}
-	r.Context = append(oomContext(rep), provenance...)
+	r.Context = append(oomContext(rep, d), provenance...)
 	r.Result = res
 	return r
 }
@@ -103,7 +107,20 @@ func oomLabel(r oom.Report) string {
 	switch r.Extra["kind"] {
 	case "pinned-host-alloc-failed":
 		return "Pinned host memory OOM"
-	case "dataloader-worker-killed", "oom-killed":
+	case oom.KindDataLoaderShm:
+		return "Shared memory (/dev/shm) OOM"
+	case oom.KindNCCL:
+		return "NCCL OOM"
+	}
+	switch r.Extra["stack"] {
+	case oom.StackLlamaCPP:
+		return "llama.cpp OOM"
+	case oom.StackOllama:
+		return "Ollama OOM"
+	case "sglang":
+		return "SGLang OOM"
+	}
+	if r.Device != nil && *r.Device == "cpu" {
 		return "Host RAM OOM"
 	}
 	if r.Extra["stack"] == "text-generation-inference" && r.Format == oom.FormatOther {
@@ -193,6 +210,9 @@ func stageSection(st fix.Stage) reply.Section {
 	s := reply.Section{Title: fmt.Sprintf("Stage %d: %s", st.Stage, st.Title)}
 	for i, f := range st.Fixes {
 		item := fmt.Sprintf("%d) %s", i+1, f.Heading())
+		if f.SavesBytes != nil && f.TotalAfterBytes != nil {
+			item += fmt.Sprintf(" — saves %s → %s per GPU", units.FormatGiB(*f.SavesBytes), units.FormatGiB(*f.TotalAfterBytes))
+		}
 		if f.Cost != "" {
 			item += " — cost: " + f.Cost
 		}
@@ -218,7 +238,7 @@ func snippetHeader(lang string, n int) string {
 
 // oomContext says what the paste did not say, so nobody reads a guess as
 // a fact.
-func oomContext(r oom.Report) []string {
+func oomContext(r oom.Report, d oom.Diagnosis) []string {
 	var out []string
 	if r.Occurrences > 1 {
 		out = append(out, fmt.Sprintf("The paste holds %d OOM messages; the numbers are from the first.", r.Occurrences))
@@ -227,7 +247,7 @@ func oomContext(r oom.Report) []string {
 	if r.TriedToAllocateBytes == nil {
 		missing = append(missing, "the request size")
 	}
-	if r.TotalCapacityBytes == nil {
+	if r.TotalCapacityBytes == nil && (r.Device == nil || *r.Device != "cpu") {
 		missing = append(missing, "the GPU's capacity")
 	}
 	if r.Device == nil {
@@ -242,6 +262,33 @@ func oomContext(r oom.Report) []string {
 	if r.ModelHint != nil {
 		out = append(out, "Model named in the paste: "+*r.ModelHint+".")
 	}
-	out = append(out, "Fix savings are not quantified: the paste does not describe the workload; `/vram` estimates one.")
+	if d.Sizing != nil {
+		out = append(out, "Savings are the /vram estimator's for the workload the paste names; "+strings.Join(d.Sizing.Workload.Assumptions, "; ")+".")
+	} else {
+		out = append(out, "Fix savings are not quantified: the paste does not describe the workload; `/vram` estimates one.")
+	}
 	return out
+}
+
+// sizingSection is the estimate of the workload the paste names, as /vram
+// gives it.
+func sizingSection(s *oom.Sizing) reply.Section {
+	w := s.Workload
+	sec := reply.Section{
+		Title: "The workload in the paste, estimated",
+		Text: fmt.Sprintf("%s, %s, %s, batch %d × %d tokens on %s: %s per GPU of %s usable (%s).",
+			w.ModelName, w.Method, w.Precision, w.Batch, w.SeqLen, s.GPU, units.FormatGiB(s.Estimate.TotalBytes), units.FormatGiB(s.UsableBytes), s.Fit),
+	}
+	for _, p := range []struct {
+		label string
+		n     int64
+	}{
+		{"weights", s.Estimate.WeightsBytes}, {"gradients", s.Estimate.GradientsBytes}, {"optimizer states", s.Estimate.OptimizerBytes},
+		{"activations", s.Estimate.ActivationsBytes}, {"logits", s.Estimate.LogitsBytes}, {"KV cache", s.Estimate.KVCacheBytes},
+	} {
+		if p.n > 0 {
+			sec.Items = append(sec.Items, fmt.Sprintf("%s %s", p.label, units.FormatGiB(p.n)))
+		}
+	}
+	return sec
 }

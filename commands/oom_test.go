@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vrambot/vrambot/advisor/fix"
@@ -39,6 +42,35 @@ func TestOOMGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := OOM(context.Background(), paste, nil)
 			golden.Check(t, "oom-"+name+".txt", []byte(reply.Text(r)))
+		})
+	}
+}
+
+// pasteFiles are the pastes of testdata/pastes (SOURCES.md says where each
+// comes from), one per reading the diagnosis makes of a whole paste.
+var pasteFiles = []string{"leak", "vllm-startup", "llamacpp-12gb", "nccl", "oom-killer", "zero2", "cnn-eval"}
+
+func readPaste(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "pastes", name+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestOOMPasteGolden pins the text and JSON replies to the pastes of
+// testdata/pastes, with the offers of a fixed price book.
+func TestOOMPasteGolden(t *testing.T) {
+	for _, name := range pasteFiles {
+		t.Run(name, func(t *testing.T) {
+			r := OOM(context.Background(), readPaste(t, name), &oomFakeOffers{})
+			golden.Check(t, "oom-"+name+".txt", []byte(reply.Text(r)))
+			js, err := json.MarshalIndent(r.Result, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, "oom-"+name+".json", append(js, '\n'))
 		})
 	}
 }
@@ -174,5 +206,82 @@ func TestOOMAndVRAMNameFixesAlike(t *testing.T) {
 		if o.Title != v.Title || o.Cost != v.Cost {
 			t.Errorf("%s: oom says %q (%s), vram %q (%s)", id, o.Title, o.Cost, v.Title, v.Cost)
 		}
+	}
+}
+
+// TestOOMPasteAdvice asserts what each reading of a whole paste must give,
+// whatever the wording of the reply.
+func TestOOMPasteAdvice(t *testing.T) {
+	fixesOf := func(res OOMResult) map[string]fix.Fix {
+		out := map[string]fix.Fix{}
+		for _, s := range res.Diagnosis.Stages {
+			for _, f := range s.Fixes {
+				out[f.ID] = f
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		paste      string
+		firstCause string
+		has, not   []string
+		check      func(t *testing.T, res OOMResult, fixes map[string]fix.Fix)
+	}{
+		{"leak", "memory-grows-across-steps", []string{fix.ItemForLoggedLosses, fix.MemorySnapshot, fix.FreeReferences}, []string{fix.InferenceMode}, nil},
+		{"vllm-startup", "vllm-kv-cache", []string{fix.MaxModelLen, fix.BiggerGPU}, nil, func(t *testing.T, res OOMResult, fixes map[string]fix.Fix) {
+			// At most vLLM's estimate (37728) and within 20% of it.
+			f := fixes[fix.MaxModelLen]
+			if !strings.Contains(f.Snippet, "--max-model-len 32768") {
+				t.Errorf("max-model-len snippet %q, want 32768 (<= 37728, >= 80%% of it)", f.Snippet)
+			}
+			// Never the class of GPU that just failed: vLLM had 24 GiB-class memory.
+			if res.Diagnosis.NeedBytes < 30<<30 {
+				t.Errorf("NeedBytes %d: a bigger GPU must hold the full 131072-token context", res.Diagnosis.NeedBytes)
+			}
+		}},
+		{"llamacpp-12gb", "llama-cpp-buffers", []string{fix.LayerOffload, fix.MaxModelLen, fix.FP8KVCache, fix.NF4Weights}, []string{fix.ExpandableSegments, fix.GradAccum}, func(t *testing.T, res OOMResult, fixes map[string]fix.Fix) {
+			if f := fixes[fix.LayerOffload]; !strings.Contains(f.Snippet, "-ngl 28") {
+				t.Errorf("layer offload %q, want -ngl 28 (of 33 layers at 230 MiB, with the 4 GiB KV cache, in 11247 MiB)", f.Snippet)
+			}
+			if f := fixes[fix.NF4Weights]; !strings.Contains(f.Snippet, "Q4_K_M.gguf") {
+				t.Errorf("smaller quant %q", f.Snippet)
+			}
+			if res.Diagnosis.NeedBytes <= 11247<<20 {
+				t.Errorf("NeedBytes %d is not more than the 11247 MiB that failed", res.Diagnosis.NeedBytes)
+			}
+		}},
+		{"nccl", "nccl-buffers", []string{fix.NCCLBuffers}, []string{fix.BiggerGPU}, nil},
+		{"oom-killer", "host-ram", []string{fix.MoreHostRAM}, []string{fix.GradAccum, fix.ExpandableSegments, fix.BiggerGPU}, nil},
+		{"zero2", "activations-in-backward", []string{fix.Zero3, fix.GradCheckpointing}, []string{fix.Zero2, fix.ZeroOffload, fix.ParamOffload}, func(t *testing.T, res OOMResult, fixes map[string]fix.Fix) {
+			if res.Diagnosis.Sizing == nil || res.Diagnosis.Sizing.Workload.ZeroStage != 2 || res.Diagnosis.Sizing.Workload.GPUs != 8 {
+				t.Fatalf("sizing %+v: want the 13B ZeRO-2 job on 8 GPUs estimated", res.Diagnosis.Sizing)
+			}
+			if f := fixes[fix.GradCheckpointing]; f.SavesBytes == nil {
+				t.Errorf("checkpointing is not quantified: %+v", f)
+			}
+		}},
+		{"cnn-eval", "eval-without-no-grad", []string{fix.InferenceMode, fix.SmallerEvalBatch}, []string{fix.FlashAttention, fix.ChunkedLoss, fix.LoRA, fix.MaxModelLen}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.paste, func(t *testing.T) {
+			res := OOM(context.Background(), readPaste(t, tt.paste), &oomFakeOffers{}).Result.(OOMResult)
+			if len(res.Diagnosis.Causes) == 0 || res.Diagnosis.Causes[0].ID != tt.firstCause {
+				t.Fatalf("causes %+v, want %s first", res.Diagnosis.Causes, tt.firstCause)
+			}
+			fixes := fixesOf(res)
+			for _, id := range tt.has {
+				if _, ok := fixes[id]; !ok {
+					t.Errorf("fixes %v lack %s", slices.Collect(maps.Keys(fixes)), id)
+				}
+			}
+			for _, id := range tt.not {
+				if _, ok := fixes[id]; ok {
+					t.Errorf("fixes %v include %s", slices.Collect(maps.Keys(fixes)), id)
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, res, fixes)
+			}
+		})
 	}
 }

@@ -663,7 +663,7 @@ model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", quantization_config
 			FrameworkVLLM:     sh(`vllm serve {{.ModelID}} --quantization bitsandbytes  # or an AWQ/GPTQ checkpoint`),
 			FrameworkSGLang:   sh(`python -m sglang.launch_server --model-path {{.ModelID}}-AWQ   # an AWQ or GPTQ checkpoint`),
 			FrameworkTGI:      sh(`text-generation-launcher --model-id {{.ModelID}} --quantize bitsandbytes-nf4   # or an AWQ/GPTQ checkpoint with --quantize awq`),
-			FrameworkLlamaCPP: sh(`llama-server -m model-{{.Quant}}.gguf   # about 4.8 bits per weight for Q4_K_M, vs 8.5 for Q8_0 and 16 for F16`),
+			FrameworkLlamaCPP: sh(`llama-server -m {{if .QuantFile}}{{.QuantFile}}{{else}}model-{{.Quant}}.gguf{{end}}   # about 4.8 bits per weight for Q4_K_M, vs 8.5 for Q8_0 and 16 for F16`),
 			FrameworkOllama:   sh("# pick a 4-bit tag of the model on ollama.com/library, e.g.\nollama pull llama3.1:8b-instruct-q4_K_M"),
 		},
 	},

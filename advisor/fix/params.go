@@ -52,8 +52,9 @@ type Params struct {
 
 	// GPULayers is how many layers to keep on the GPU, of TotalLayers.
 	GPULayers, TotalLayers int
-	// Quant is the GGUF quantisation to use ("Q4_K_M").
-	Quant string
+	// Quant is the GGUF quantisation to use ("Q4_K_M"); QuantFile the
+	// model's file in it, when the paste names the file.
+	Quant, QuantFile string
 
 	// Workers is the DataLoader worker count to use.
 	Workers int

@@ -11,30 +11,81 @@ import (
 type kind int
 
 const (
-	kindTorch       kind = iota // "X out of memory. Tried to allocate", both forms
-	kindTorchBare               // "Tried to allocate 20.00 MiB (GPU 0; ..." with no prefix
-	kindMPS                     // "MPS backend out of memory"
-	kindCUDAError               // "CUDA error: out of memory" (no numbers)
-	kindTHC                     // THCudaCheck ... error=2 : out of memory
-	kindTFTensor                // "OOM when allocating tensor"
-	kindTFDriver                // "failed to allocate 2.12G (N bytes) from device: CUDA_ERROR_OUT_OF_MEMORY"
-	kindPinnedHost              // "failed to alloc N bytes on host: CUDA_ERROR_OUT_OF_MEMORY"
-	kindTFEigen                 // "EigenAllocator for GPU ran out of memory when allocating N"
-	kindTFWarning               // "Allocator (GPU_0_bfc) ran out of memory trying to allocate ... not a failure"
-	kindXLA                     // "Out of memory while trying to allocate", "Failed to allocate request for"
-	kindXLAHBM                  // "Ran out of memory in memory space hbm"
-	kindXLAReserve              // "Attempting to reserve 6.14G at the bottom of memory"
-	kindCPU                     // DefaultCPUAllocator / posix_memalign
-	kindVLLMKV                  // vLLM KV-cache sizing ValueErrors
-	kindVLLMStartup             // vLLM V1 "Free memory on device (...) on startup is less than desired"
-	kindTGI                     // "Not enough memory to handle N prefill tokens"
-	kindSGLang                  // "Not enough memory. Please try to increase --mem-fraction-static"
-	kindCuBLAS                  // CUBLAS_STATUS_ALLOC_FAILED
-	kindCuDNN                   // CUDNN_STATUS_ALLOC_FAILED
-	kindDataLoader              // "DataLoader worker (pid N) is killed by signal: Killed"
-	kindHostKilled              // Kubernetes OOMKilled
-	kindTorchLimit              // torch<=2.0 "Allocation on device 0 would exceed allowed memory. (out of memory)"
-	kindFallback                // an error line saying "out of memory" in a wording not known here
+	kindTorch           kind = iota // "X out of memory. Tried to allocate", both forms
+	kindTorchBare                   // "Tried to allocate 20.00 MiB (GPU 0; ..." with no prefix
+	kindMPS                         // "MPS backend out of memory"
+	kindCUDAError                   // "CUDA error: out of memory" (no numbers)
+	kindTHC                         // THCudaCheck ... error=2 : out of memory
+	kindTFTensor                    // "OOM when allocating tensor"
+	kindTFDriver                    // "failed to allocate 2.12G (N bytes) from device: CUDA_ERROR_OUT_OF_MEMORY"
+	kindPinnedHost                  // "failed to alloc N bytes on host: CUDA_ERROR_OUT_OF_MEMORY"
+	kindTFEigen                     // "EigenAllocator for GPU ran out of memory when allocating N"
+	kindTFWarning                   // "Allocator (GPU_0_bfc) ran out of memory trying to allocate ... not a failure"
+	kindXLA                         // "Out of memory while trying to allocate", "Failed to allocate request for"
+	kindXLAHBM                      // "Ran out of memory in memory space hbm"
+	kindXLAReserve                  // "Attempting to reserve 6.14G at the bottom of memory"
+	kindCPU                         // DefaultCPUAllocator / posix_memalign
+	kindVLLMKV                      // vLLM KV-cache sizing ValueErrors
+	kindVLLMStartup                 // vLLM V1 "Free memory on device (...) on startup is less than desired"
+	kindTGI                         // "Not enough memory to handle N prefill tokens"
+	kindSGLang                      // "Not enough memory. Please try to increase --mem-fraction-static"
+	kindCuBLAS                      // CUBLAS_STATUS_ALLOC_FAILED
+	kindCuDNN                       // CUDNN_STATUS_ALLOC_FAILED
+	kindDataLoader                  // "DataLoader worker (pid N) is killed by signal: Killed"
+	kindHostKilled                  // Kubernetes OOMKilled
+	kindTorchLimit                  // torch<=2.0 "Allocation on device 0 would exceed allowed memory. (out of memory)"
+	kindAllocOnDevice               // torch's cudaMallocAsync OOM, its device index lost: "OutOfMemoryError: Allocation on device "
+	kindReport                      // a report that reformats the error: ComfyUI's "**Exception Type:** torch.OutOfMemoryError"
+	kindGGML                        // llama.cpp/ggml: "allocating N MiB on device 0: cudaMalloc failed: out of memory"
+	kindGGMLFollow                  // ggml lines that follow one: "failed to allocate CUDA0 buffer of size N"
+	kindGGMLPinned                  // ggml's pinned host buffer falling back to pageable memory (not fatal)
+	kindNCCL                        // NCCL_DEBUG: "NCCL WARN Cuda failure 'out of memory'"
+	kindNCCLFollow                  // NCCL_DEBUG: "NCCL WARN Failed to CUDA calloc N bytes"
+	kindOOMKiller                   // the Linux OOM killer: "Out of memory: Killed process 7899 (python)"
+	kindOOMKillerFollow             // its other lines: "python invoked oom-killer", "oom-kill:constraint=..."
+	kindKilled                      // a bare "Killed" from the shell: the process got SIGKILL, usually the OOM killer
+	kindSIGKILL                     // torchrun: a worker that "failed (exitcode: -9)", i.e. SIGKILL
+	kindRustAlloc                   // Rust's allocator abort: "memory allocation of N bytes failed"
+	kindBadAlloc                    // C++: "terminate called after throwing an instance of 'std::bad_alloc'"
+	kindNumpyMemory                 // NumPy: "_ArrayMemoryError: Unable to allocate 7.45 GiB for an array"
+	kindPyMemory                    // Python's bare "MemoryError"
+	kindDataLoaderShm               // "Unexpected bus error encountered in worker ... insufficient shared memory (shm)"
+	kindHostRequires                // Ollama refusing a model: "model requires more system memory (X) than is available (Y)"
+	kindFallback                    // an error line saying "out of memory" in a wording not known here
+)
+
+// family groups the kinds whose lines belong to one event: ggml prints
+// the failed cudaMalloc, then the buffer, then the load error; NCCL the CUDA
+// failure, then the calloc; the OOM killer a header, a task table, then the
+// kill. 0 for kinds that stand alone.
+func (k kind) family() int {
+	switch k {
+	case kindGGML, kindGGMLFollow:
+		return 1
+	case kindNCCL, kindNCCLFollow:
+		return 2
+	case kindOOMKiller, kindOOMKillerFollow:
+		return 3
+	case kindNumpyMemory, kindPyMemory:
+		// "MemoryError: Unable to allocate ... for an array" is both.
+		return 4
+	}
+	return 0
+}
+
+// follow reports a kind that continues an event its family's head started.
+func (k kind) follow() bool {
+	return k == kindGGMLFollow || k == kindNCCLFollow || k == kindOOMKillerFollow
+}
+
+// Reach of an event: the lines a follow-up may sit after its head (or, for
+// the OOM killer, before it: the kernel prints the task table first).
+const (
+	followReach     = 4
+	oomKillerBefore = 400
+	// mergeLook bounds how many neighbouring anchors are compared, so a
+	// paste of thousands of messages on one line stays linear.
+	mergeLook = 8
 )
 
 // strength orders anchors when choosing the OOM a paste is about: the TF
@@ -44,9 +95,11 @@ func (k kind) strength() int {
 	switch k {
 	case kindFallback:
 		return 0
-	case kindTFWarning:
+	case kindTFWarning, kindGGMLPinned, kindKilled, kindSIGKILL:
+		// Warnings and a bare kill count only when nothing says more.
 		return 1
-	case kindTFDriver, kindPinnedHost:
+	case kindTFDriver, kindPinnedHost, kindReport:
+		// A report's header gives way to the message it reformats.
 		return 2
 	}
 	return 3
@@ -61,6 +114,15 @@ type anchorRule struct {
 	needle string
 	re     *regexp.Regexp
 	kind   kind
+}
+
+// nearHead holds the needles of lines that only ever follow a line another
+// needle finds (ggml's load error after its failed buffer, NCCL's calloc
+// after its CUDA failure, the OOM killer's header before its kill): a big
+// paste is not scanned for them on their own, only inside the windows the
+// others open. Every scan of a big paste costs a pass per needle.
+var nearHead = map[string]bool{
+	"unable to allocate": true, "buffer for kv": true, "compute buffers": true, "CUDA calloc": true, "oom-kill": true,
 }
 
 var anchorRules = []anchorRule{
@@ -98,9 +160,45 @@ var anchorRules = []anchorRule{
 	{"Free memory on device", regexp.MustCompile(`Free memory on device (?:\w+:\d+ )?\([^()\n]{1,40}\) on startup is less than`), kindVLLMStartup},
 	{"ALLOC_FAILED", regexp.MustCompile(`CUBLAS_STATUS_ALLOC_FAILED`), kindCuBLAS},
 	{"ALLOC_FAILED", regexp.MustCompile(`CUDNN_STATUS_ALLOC_FAILED`), kindCuDNN},
-	{"killed by signal", regexp.MustCompile(`DataLoader worker \(pid \d+\) is killed by signal: Killed`), kindDataLoader},
+	{"killed by signal", regexp.MustCompile(`DataLoader worker \(pid \d+\) is killed by signal: (?:Killed|Bus error)`), kindDataLoader},
 	{"OOMKilled", regexp.MustCompile(`\bOOMKilled\b`), kindHostKilled},
 	{"xceed allowed memory", regexp.MustCompile(`Allocation on device \d+ would exceed allowed memory`), kindTorchLimit},
+	// torch's cudaMallocAsync backend (ComfyUI's default) prints the device
+	// index as a char, so the message stops after "device ".
+	{"Allocation on device", regexp.MustCompile(`(?:OutOfMemoryError:|!!! Exception during processing !!!|\*\*Exception Message:\*\*)\s*Allocation on device\s*(?:$|[^\s\d])`), kindAllocOnDevice},
+	{"**Exception Type", regexp.MustCompile(`\*\*Exception Type:\*\*\s*(?:torch\.)?(?:cuda\.)?OutOfMemoryError\b`), kindReport},
+	// llama.cpp / ggml (CUDA, ROCm through HIP, Vulkan, Metal, SYCL, CPU).
+	{"f memory", regexp.MustCompile(`(?:allocating\s+` + sizePattern + ` on device \d+: )?\b(?:cuda|hip|mu)Malloc failed: out of memory`), kindGGML},
+	{"Device memory allocation", regexp.MustCompile(`Device memory allocation of size \d+ failed`), kindGGML},
+	{"buffer of size", regexp.MustCompile(`failed to allocate (?:\w+ )?buffer of size \d+`), kindGGMLFollow},
+	{"unable to allocate", regexp.MustCompile(`unable to allocate (?:\w+ )?(?:backend )?buffer\b`), kindGGMLFollow},
+	{"buffer for kv", regexp.MustCompile(`failed to allocate buffer for kv cache`), kindGGMLFollow},
+	{"compute buffers", regexp.MustCompile(`failed to allocate compute (?:pp )?buffers`), kindGGMLFollow},
+	{"ErrorOutOf", regexp.MustCompile(`\bErrorOutOf(?:Device|Host)Memory\b|kIOGPUCommandBufferCallbackErrorOutOfMemory`), kindGGMLFollow},
+	{"pinned memory", regexp.MustCompile(`host_malloc: failed to allocate\s+` + sizePattern + ` of pinned memory: out of memory`), kindGGMLPinned},
+	// NCCL says why in its NCCL_DEBUG lines (or, since 2.19, after "Last
+	// error:" in the exception); the exception itself only says "unhandled
+	// cuda error".
+	{"f memory'", regexp.MustCompile(`Cuda failure (?:\d+ )?'out of memory'`), kindNCCL},
+	{"CUDA calloc", regexp.MustCompile(`Failed to CUDA calloc (?:async )?\d+ bytes`), kindNCCLFollow},
+	// Host memory.
+	{"f memory: Kill", regexp.MustCompile(`(?:Memory cgroup out|Out) of memory: Kill(?:ed)? process \d+`), kindOOMKiller},
+	{"total-vm", regexp.MustCompile(`\bKilled process \d+ \([^)\n]{0,64}\),? total-vm`), kindOOMKiller},
+	{"oom-kill", regexp.MustCompile(`\binvoked oom-killer\b|\boom-kill:constraint=`), kindOOMKillerFollow},
+	// A bare kill: the shell's "Killed" alone, glued to a tqdm bar
+	// ("...3.37it/s]Killed"), or bash's job report.
+	{"Killed", regexp.MustCompile(`^\s*Killed\s*$|(?:it/s|s/it)\]Killed|: line \d+:\s+\d+ Killed\s`), kindKilled},
+	{"zsh: killed", regexp.MustCompile(`^zsh: killed\s`), kindKilled},
+	{"(exitcode: -9)", regexp.MustCompile(`failed \(exitcode: -9\)`), kindSIGKILL},
+	{"(SIGKILL)", regexp.MustCompile(`Signal 9 \(SIGKILL\) received by PID \d+`), kindSIGKILL},
+	// 137 = 128 + SIGKILL: Docker compose, Kubernetes and IDEs report the kill this way.
+	{"code 137", regexp.MustCompile(`(?:exited with code|exit code:?|Exit Code:)\s*137\b`), kindSIGKILL},
+	{"memory allocation of", regexp.MustCompile(`\bmemory allocation of \d+ bytes failed`), kindRustAlloc},
+	{"std::bad_alloc", regexp.MustCompile(`instance of 'std::bad_alloc'|what\(\):\s+std::bad_alloc`), kindBadAlloc},
+	{"Unable to allocate", regexp.MustCompile(`MemoryError: Unable to allocate\s+\d{1,15}\.?\d{0,9}\s?[KMGTP]?i?B for an array`), kindNumpyMemory},
+	{"MemoryError", regexp.MustCompile(`^\s*MemoryError(?::|\s*$)`), kindPyMemory},
+	{"Unexpected bus error", regexp.MustCompile(`Unexpected bus error encountered in worker\. This might be caused by insufficient shared memory`), kindDataLoaderShm},
+	{"requires more system memory", regexp.MustCompile(`model requires more system memory \(` + sizePattern + `\) than is available \(` + sizePattern), kindHostRequires},
 	// The fallback wants an error marker in log style (an exception class,
 	// ERROR, RESOURCE_EXHAUSTED, "failed"), so that prose about running
 	// out of memory is not an OOM.
@@ -149,7 +247,51 @@ func findAnchors(text string) []anchor {
 		}
 	}
 	slices.SortStableFunc(found, func(a, b anchor) int { return a.pos - b.pos })
-	return dedupeAnchors(text, found)
+	return mergeEvents(text, dedupeAnchors(text, found))
+}
+
+// mergeEvents keeps one anchor per event of the kinds that print several
+// lines for one failure: a follow-up line near an earlier line of its
+// family (ggml's buffer and load error after the failed cudaMalloc, NCCL's
+// calloc after the CUDA failure), a second match of a family on one line,
+// and the OOM killer's header or task table before its "Killed process"
+// line. A follow-up alone is an event of its own.
+func mergeEvents(text string, anchors []anchor) []anchor {
+	lines := make([]int, len(anchors)) // line number of each anchor
+	n, last := 0, 0
+	for i, a := range anchors {
+		n += strings.Count(text[last:a.pos], "\n")
+		last = a.pos
+		lines[i] = n
+	}
+	out := anchors[:0:0]
+	outLines := []int{}
+	for i, a := range anchors {
+		f := a.kind.family()
+		if f != 0 {
+			dup := false
+			for j := len(out) - 1; j >= max(0, len(out)-mergeLook) && lines[i]-outLines[j] <= followReach; j-- {
+				if out[j].kind.family() == f && (a.kind.follow() || outLines[j] == lines[i]) {
+					dup = true
+					break
+				}
+			}
+			if !dup && a.kind == kindOOMKillerFollow {
+				for j := i + 1; j < min(len(anchors), i+1+mergeLook) && lines[j]-lines[i] <= oomKillerBefore; j++ {
+					if anchors[j].kind == kindOOMKiller {
+						dup = true
+						break
+					}
+				}
+			}
+			if dup {
+				continue
+			}
+		}
+		out = append(out, a)
+		outLines = append(outLines, lines[i])
+	}
+	return out
 }
 
 // dedupeAnchors keeps one anchor per message: a fallback match on a line

@@ -14,6 +14,9 @@ import (
 type Diagnosis struct {
 	Causes []Cause     `json:"causes"`
 	Stages []fix.Stage `json:"stages"`
+	// Sizing is the estimate of the workload the paste names, when it
+	// names one; the fixes of the stages then carry their savings.
+	Sizing *Sizing `json:"sizing,omitempty"`
 	// NeedBytes is the per-GPU memory a bigger GPU must have for the
 	// hardware stage (0 when the paste does not say); for the offer search,
 	// not part of the JSON contract.
@@ -82,7 +85,10 @@ func Diagnose(r Report) Diagnosis {
 	if b.stack == fix.FrameworkUnknown {
 		b.stack = stackFor(r)
 	}
+	b.sizing = estimate(r, b.stack)
+	b.wholePaste()
 	b.numbers()
+	b.engines()
 	b.byFormat()
 	b.byPhase()
 	if len(b.causes) == 0 {
@@ -93,9 +99,32 @@ func Diagnose(r Report) Diagnosis {
 			"no byte counts and no stack frame that places the OOM", fix.GradAccum, fix.GradCheckpointing, fix.MixedPrecision)
 	}
 	d.Causes = b.causes
+	d.NeedBytes = b.needBytes()
 	d.Stages = b.stages()
-	d.NeedBytes = max(b.need, loadNeed(r))
+	d.Sizing = b.sizing
 	return d
+}
+
+// needBytes is the per-GPU memory a bigger GPU must have, from the paste's
+// own numbers, and always more than the GPU that failed: renting the same
+// card again would fail the same way.
+func (b *builder) needBytes() int64 {
+	r := b.r
+	need := b.need
+	if r.Framework != FrameworkVLLM && r.Extra["stack"] == nil {
+		need = max(need, loadNeed(r))
+	}
+	if need == 0 || !slices.Contains(b.fixes, fix.BiggerGPU) {
+		return 0
+	}
+	if total := b.totalBytes(); total > 0 && need <= total {
+		short := max(gib, total/10)
+		if r.TriedToAllocateBytes != nil && r.FreeBytes != nil && *r.TriedToAllocateBytes > *r.FreeBytes {
+			short = max(short, *r.TriedToAllocateBytes-*r.FreeBytes)
+		}
+		need = total + short
+	}
+	return need
 }
 
 // stackFor guesses the idiom from the framework field when the report
@@ -120,6 +149,14 @@ type builder struct {
 	causes []Cause
 	fixes  []string // fix IDs in the order the causes asked for them
 	need   int64
+	// sizing is the estimate of the paste's workload (nil when it names none).
+	sizing *Sizing
+	// Values the causes found for the fixes: the context to cap at (and
+	// the engine's estimate, what it was), the utilization to lower to,
+	// llama.cpp's sizes.
+	maxModelLen, engineMaxLen, wasMaxLen int
+	lowerUtil                            float64
+	ggmlSizes                            ggmlSizes
 }
 
 func (b *builder) cause(id, title, evidence string, fixes ...string) {
@@ -303,6 +340,10 @@ func (b *builder) has(id string) bool {
 func (b *builder) byFormat() {
 	r := b.r
 	switch {
+	case b.has(CauseVLLMStartup) || !onHost(r) && (r.Extra["stack"] == StackLlamaCPP || r.Extra["stack"] == StackOllama):
+		// Read with the engine's own numbers (engines).
+	case r.Extra["kind"] == KindNCCL:
+		b.nccl()
 	case r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA:
 		ev := "vLLM could not fit the KV cache for one full-length request in its memory budget"
 		if n, ok := r.Extra["max_seq_len"].(int); ok {
@@ -318,15 +359,8 @@ func (b *builder) byFormat() {
 	case r.Extra["stack"] == "text-generation-inference" && r.Format == FormatOther:
 		b.cause(CauseTGI, "TGI cannot fit its prefill token budget after loading the model",
 			"TGI warms up with --max-batch-prefill-tokens tokens and that batch does not fit", fix.MaxBatchedTokens, fix.NF4Weights, fix.TensorParallel)
-	case r.Format == FormatCPUAlloc || r.Extra["kind"] == "dataloader-worker-killed" || r.Extra["kind"] == "oom-killed" || r.Extra["kind"] == "pinned-host-alloc-failed":
-		ev := "the allocation that failed is host RAM, not GPU memory"
-		if t := r.TriedToAllocateBytes; t != nil {
-			ev = fmt.Sprintf("host RAM: tried to allocate %s on the CPU", GiB(*t))
-			if *t >= 256*gib {
-				ev += " — a size that large is a shape bug"
-			}
-		}
-		b.cause(CauseHostRAM, "The machine ran out of host RAM", ev, fix.DataLoaderWorkers, fix.CheckShapes)
+	case r.Format == FormatCPUAlloc || r.Extra["kind"] == "pinned-host-alloc-failed" || r.Device != nil && *r.Device == "cpu":
+		b.host()
 	case r.Format == FormatMPS:
 		b.cause(CauseMPSWatermark, "Apple MPS hit its high-watermark limit",
 			fmt.Sprintf("MPS allocated %s plus other allocations against a limit of %s", GiB(val(r.AllocatedByFrameworkBytes)), GiB(val(r.TotalCapacityBytes))),
@@ -352,7 +386,7 @@ func (b *builder) byFormat() {
 		}
 		b.cause(CauseJAXPrealloc, "The XLA program does not fit in device memory", ev, fix.JAXMemFraction, fix.GradAccum, fix.GradCheckpointing, fix.Zero3)
 	}
-	if k, _ := r.Extra["kind"].(string); k == "cuda-error-out-of-memory" || k == "thc-cuda-runtime-error-2" {
+	if k, _ := r.Extra["kind"].(string); (k == KindCUDAError || k == "thc-cuda-runtime-error-2") && r.Extra["stack"] == nil {
 		b.cause(CauseNoNumbers, "A raw CUDA out-of-memory error: no numbers, and the stack may be elsewhere",
 			"cudaErrorMemoryAllocation came from outside the caching allocator (a kernel, a library, context creation); CUDA reports it asynchronously",
 			fix.KillOtherProcess, fix.CUDALaunchBlocking, fix.GradAccum)
@@ -377,10 +411,14 @@ func (b *builder) byPhase() {
 	if r.PhaseEvidence != "" {
 		ev = "the stack shows " + r.PhaseEvidence
 	}
+	if r.Extra["stack"] == StackLlamaCPP || r.Extra["stack"] == StackOllama || r.Extra["kind"] == KindNCCL {
+		return // llama.cpp's buffers and NCCL's say more than the phase
+	}
 	graphStack := b.stack == fix.FrameworkKeras || b.stack == fix.FrameworkJAX
 	switch r.Phase {
 	case PhaseLoad:
-		if r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM {
+		if r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM || r.Extra["stack"] != nil || r.Device != nil && *r.Device == "cpu" {
+			// Engines and host RAM have their own reading.
 			return
 		}
 		title, evidence := "The model's weights do not fit while loading", ev
@@ -404,7 +442,7 @@ func (b *builder) byPhase() {
 			fix.Optim8bit, fix.LoRA, fix.Zero2, fix.BiggerGPU)
 	case PhaseEval:
 		b.cause(CauseEval, "Evaluation keeps more than it needs: autograd graphs, accumulated outputs, a bigger eval batch", ev,
-			fix.InferenceMode, fix.ItemForLoggedLosses, fix.SmallerEvalBatch)
+			fix.InferenceMode, fix.ItemForLoggedLosses, fix.FreeReferences, fix.SmallerEvalBatch, fix.MixedPrecision)
 	case PhaseGenerate:
 		b.cause(CauseGenerate, "Generation's KV cache and logits grow with batch × length", ev,
 			fix.InferenceMode, fix.SmallerBatch, fix.MaxModelLen, fix.NF4Weights)

@@ -69,6 +69,13 @@ func TestDiagnose(t *testing.T) {
 		{"tf warning only", "2020-09-24 21:35:23.363348: W tensorflow/core/common_runtime/bfc_allocator.cc:246] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.02GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
 			CauseNotAFailure, nil, nil},
 		{"raw cuda error", "RuntimeError: CUDA error: out of memory", CauseNoNumbers, []string{fix.CUDALaunchBlocking}, nil},
+		{"sglang pool", "[2025-03-29 18:18:34 TP0] Load weight end. type=Gemma3ForConditionalGeneration, dtype=torch.bfloat16, avail mem=2.10 GB, mem usage=20.45 GB.\n  File \"/sgl-workspace/sglang/python/sglang/srt/model_executor/model_runner.py\", line 215, in init_memory_pool\n    raise RuntimeError(\nRuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+			CauseSGLang, []string{fix.GPUMemoryUtilization, fix.MaxModelLen}, []string{fix.GradAccum}},
+		{"vllm startup check", "ValueError: Free memory on device (3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, 3.6 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+			CauseVLLMStartup, []string{fix.KillOtherProcess, fix.LowerGPUMemoryUtil}, []string{fix.GPUMemoryUtilization, fix.MaxModelLen}},
+		{"oom killer at load", "Loading checkpoint shards:  50%|█████     | 1/2 [00:10<00:10, 10.00s/it]Killed", CauseHostRAM, []string{fix.MmapWeights}, []string{fix.GradAccum}},
+		{"shm", "RuntimeError: DataLoader worker (pid 46794) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+			CauseSharedMemShm, []string{fix.SharedMemorySize}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,49 +44,106 @@ func diffExtra(c extraCase, got map[string]any) []string {
 
 func TestExtraCases(t *testing.T) {
 	for _, c := range loadExtra(t) {
-		t.Run(strings.TrimSuffix(c.File, ".txt"), func(t *testing.T) {
-			got := asJSONMap(t, Parse(c.Text))
-			for _, d := range diffExtra(c, got) {
-				t.Errorf("%s (%s): %s", c.File, c.Source, d)
-			}
-			// The same paste as Slack delivers it must read the same.
-			slack := asJSONMap(t, Parse("```\n"+slackEscape(c.Text)+"\n```"))
-			for _, k := range append(append([]string{}, extraFields...), "extra") {
-				if !reflect.DeepEqual(slack[k], got[k]) {
-					t.Errorf("%s: Slack form: %s: got %v, plain paste gives %v", c.File, k, slack[k], got[k])
-				}
-			}
-		})
+		t.Run(strings.TrimSuffix(c.File, ".txt"), func(t *testing.T) { checkCase(t, c) })
 	}
 }
 
-// TestExtraAccuracy logs per-field accuracy over the extra cases as pasted,
-// hard-wrapped by an 80-column console, and Slack-escaped in a fence (run
-// with -v).
-func TestExtraAccuracy(t *testing.T) {
-	cases := loadExtra(t)
-	forms := []struct {
-		name string
-		form func(string) string
-	}{
-		{"as pasted", func(s string) string { return s }},
-		{"80-column wrap", func(s string) string { return consoleWrap(s, 80) }},
-		{"Slack", func(s string) string { return "```\n" + slackEscape(s) + "\n```" }},
+// TestFreshCases is TestExtraCases on the fresh set.
+func TestFreshCases(t *testing.T) {
+	for _, c := range oomcorpus.MustLoad(oomcorpus.Fresh) {
+		t.Run(strings.TrimSuffix(c.File, ".txt"), func(t *testing.T) { checkCase(t, c) })
 	}
-	fields := append([]string{}, extraFields...)
-	sort.Strings(fields)
-	for _, f := range forms {
-		right := map[string]int{}
+}
+
+// checkCase asserts one labelled case, as pasted and as Slack delivers it.
+func checkCase(t *testing.T, c extraCase) {
+	t.Helper()
+	{
+		got := asJSONMap(t, Parse(c.Text))
+		for _, d := range diffExtra(c, got) {
+			t.Errorf("%s (%s): %s", c.File, c.Source, d)
+		}
+		// The same paste as Slack delivers it must read the same.
+		slack := asJSONMap(t, Parse("```\n"+slackEscape(c.Text)+"\n```"))
+		for _, k := range append(append([]string{}, extraFields...), "extra") {
+			if !reflect.DeepEqual(slack[k], got[k]) {
+				t.Errorf("%s: Slack form: %s: got %v, plain paste gives %v", c.File, k, slack[k], got[k])
+			}
+		}
+	}
+}
+
+// TestExtraAccuracy asserts the parser's accuracy on the extra set, as
+// pasted, hard-wrapped by an 80-column console and Slack-escaped in a fence
+// (accuracyTargets; per-field counts with -v).
+func TestExtraAccuracy(t *testing.T) {
+	checkAccuracy(t, oomcorpus.Extra, extraFields)
+}
+
+// TestFreshAccuracy is TestExtraAccuracy on the fresh set of 2024-26 pastes.
+func TestFreshAccuracy(t *testing.T) {
+	checkAccuracy(t, oomcorpus.Fresh, extraFields)
+}
+
+// Accuracy targets, per set and form: the share of labelled fields the
+// parser must give exactly, and no labelled OOM missed nor look-alike taken
+// for one.
+const minFieldShare = 0.97
+
+// pasteForms are the forms a paste reaches the parser in.
+var pasteForms = []struct {
+	name string
+	form func(string) string
+}{
+	{"as pasted", func(s string) string { return s }},
+	{"80-column wrap", func(s string) string { return consoleWrap(s, 80) }},
+	{"Slack", func(s string) string { return "```\n" + slackEscape(s) + "\n```" }},
+}
+
+// checkAccuracy scores Parse on every case of set in every form against
+// its labels and asserts the targets; -v logs the per-field counts.
+func checkAccuracy(t *testing.T, set string, fields []string) {
+	t.Helper()
+	cases := oomcorpus.MustLoad(set)
+	sorted := append([]string{}, fields...)
+	sort.Strings(sorted)
+	for _, f := range pasteForms {
+		right, total := map[string]int{}, 0
+		var missed, falsePos []string
 		for _, c := range cases {
 			got := asJSONMap(t, Parse(f.form(c.Text)))
-			for _, k := range extraFields {
+			want, _ := c.Fields["detected"].(bool)
+			if _, labelled := c.Fields["detected"]; !labelled {
+				want = true // the public corpus holds OOMs only
+			}
+			switch detected := got["detected"] == true; {
+			case want && !detected:
+				missed = append(missed, c.File)
+			case !want && detected:
+				falsePos = append(falsePos, c.File)
+			}
+			for _, k := range fields {
+				total++
 				if reflect.DeepEqual(got[k], c.Fields[k]) {
 					right[k]++
 				}
 			}
 		}
-		for _, k := range fields {
+		sum := 0
+		for _, k := range sorted {
+			sum += right[k]
 			t.Logf("%-15s %-30s %3d/%d", f.name, k, right[k], len(cases))
+		}
+		share := float64(sum) / float64(total)
+		t.Logf("%-15s %-30s %5.1f%% (%d/%d)", f.name, "all fields", 100*share, sum, total)
+		if share < minFieldShare {
+			t.Errorf("%s, %s: %.1f%% of fields right, want at least %.0f%%", set, f.name, 100*share, 100*minFieldShare)
+		}
+		if len(missed) > 0 {
+			t.Errorf("%s, %s: OOMs not detected: %v", set, f.name, missed)
+		}
+		if len(falsePos) > 0 {
+			t.Errorf("%s, %s: look-alikes taken for an OOM: %v", set, f.name, falsePos)
 		}
 	}
 }
@@ -115,6 +172,9 @@ func TestConsoleWrap(t *testing.T) {
 	texts := map[string]string{}
 	for _, c := range loadExtra(t) {
 		texts["extra/"+c.File] = c.Text
+	}
+	for _, c := range oomcorpus.MustLoad(oomcorpus.Fresh) {
+		texts["fresh/"+c.File] = c.Text
 	}
 	cases, public := loadCorpus(t)
 	for _, c := range cases {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vrambot/vrambot/advisor/fix"
 )
 
 // maxMessage bounds the text read as one OOM message.
@@ -58,6 +60,9 @@ var (
 	reTried       = regexp.MustCompile(`Tried to allocate\s+` + sizePattern)
 	reTorchPrefix = regexp.MustCompile(`(?:\b(CUDA|HIP|XPU|NPU|MTIA|GPU)\s)?out of memory`)
 	reNewTotal    = regexp.MustCompile(`(?:GPU|XPU|NPU)\s+(\d+) has a total capac\w*\s+of\s+` + sizePattern)
+	// reNewDevice reads the device of a sentence-form message cut before
+	// the capacity's unit.
+	reNewDevice   = regexp.MustCompile(`(?:GPU|XPU|NPU)\s+(\d+) has a total capac`)
 	reNewFree     = regexp.MustCompile(`of which\s+` + sizePattern + `\s+is free`)
 	reProcess     = regexp.MustCompile(`Process\s+(\d+)\s+has\s+` + sizePattern + `\s+memory in use`)
 	reThisProcess = regexp.MustCompile(`this process has\s+` + sizePattern + `\s+memory in use`)
@@ -125,6 +130,10 @@ var (
 	reVLLMPeak     = regexp.MustCompile(`peak_torch_memory\s*[=(]\s*` + sizePattern)
 	reVLLMUtil     = regexp.MustCompile(`(?i)gpu[_ ]memory[_ ]utilization\s*[=(]\s*(0?\.\d+|1\.0+|1)\b`)
 	reVLLMWeights  = regexp.MustCompile(`Loading model weights took (\d+(?:\.\d+)? GB)`)
+	reVLLMEstimate = regexp.MustCompile(`estimated maximum model length is (\d+)`)
+	// reVLLMUtilFlag is the utilization on a command line or in a config
+	// repr: "--gpu-memory-utilization 0.9", "gpu_memory_utilization=0.95".
+	reVLLMUtilFlag = regexp.MustCompile(`(?i)--gpu[-_]memory[-_]utilization[= ](0?\.\d+|1\.0*)\b`)
 	reVLLMV1       = regexp.MustCompile(`\(` + sizePattern + ` KV cache is needed, which is larger than the available KV cache memory \(` + sizePattern + `\)`)
 
 	reTGIPrefill = regexp.MustCompile(`Not enough memory to handle (\d+) prefill tokens`)
@@ -171,10 +180,29 @@ func extract(sc *scan, a anchor, rep *Report) {
 		if strings.Contains(msg, "HIP error") {
 			rep.Framework = FrameworkROCm
 		}
-		rep.Extra["kind"] = "cuda-error-out-of-memory"
+		rep.Extra["kind"] = KindCUDAError
 		if a.kind == kindTHC {
 			rep.Extra["kind"] = "thc-cuda-runtime-error-2"
 		}
+		if m := reGGMLCurrentDevice.FindStringSubmatch(sc.eventText(a)); m != nil && strings.HasPrefix(m[2], "ggml") || isGGML(sc.text) {
+			// ggml's CUDA error (relayed by Ollama as "llama runner process
+			// has terminated: CUDA error: out of memory") names the device
+			// in its next line.
+			rep.Framework = FrameworkOther
+			rep.Extra["stack"] = ggmlStack(sc.text)
+			if m != nil {
+				rep.Device = cudaDevice(m[1])
+			}
+		}
+	case kindGGML, kindGGMLFollow, kindGGMLPinned:
+		extractGGML(sc, a, rep)
+	case kindNCCL, kindNCCLFollow:
+		extractNCCL(sc, a, rep)
+	case kindOOMKiller, kindOOMKillerFollow, kindKilled, kindSIGKILL, kindRustAlloc, kindBadAlloc, kindNumpyMemory, kindPyMemory, kindDataLoaderShm, kindHostRequires:
+		extractHost(sc, a, rep)
+	case kindAllocOnDevice, kindReport:
+		rep.Framework = torchish(sc.text)
+		rep.Extra["kind"] = KindAllocOnDevice
 	case kindTFTensor, kindTFWarning, kindTFDriver, kindTFEigen:
 		extractTF(sc, a, msg, rep)
 	case kindPinnedHost:
@@ -237,8 +265,8 @@ func extract(sc *scan, a anchor, rep *Report) {
 		rep.Framework = torchish(sc.text)
 		rep.Extra["kind"] = "cudnn-alloc-failed"
 	case kindDataLoader:
-		rep.Device = str("cpu")
-		rep.Extra["kind"] = "dataloader-worker-killed"
+		extractHost(sc, a, rep)
+		rep.Framework = FrameworkPyTorch
 	case kindHostKilled:
 		rep.Framework = FrameworkOther
 		rep.Device = str("cpu")
@@ -262,7 +290,18 @@ func extract(sc *scan, a anchor, rep *Report) {
 			rep.Extra["subphase"] = sub
 		}
 	}
+	readReport(sc, a, rep)
 	rep.Phase, rep.PhaseEvidence = phaseOf(sc, a, msg, rep)
+	rep.Facts = readFacts(sc.text, a.pos, stackOf(sc, a))
+	if a.kind.family() == 1 {
+		rep.Facts.GGMLBuffer = ggmlBuffer(sc, a)
+	}
+	switch rep.Extra["stack"] {
+	case StackLlamaCPP:
+		rep.Stack = fix.FrameworkLlamaCPP
+	case StackOllama:
+		rep.Stack = fix.FrameworkOllama
+	}
 	rep.ModelHint, rep.GPUHint = hints(sc.text[max(0, a.pos-hintReach):min(len(sc.text), a.pos+hintReach)])
 	secondError(sc, a, rep)
 }
@@ -356,6 +395,9 @@ func extractTorch(sc *scan, lookback, msg string, rep *Report) {
 		case oldForm || cutOld:
 			rep.Format = FormatPyTorchOld
 		}
+	}
+	if m := reNewDevice.FindStringSubmatch(msg); idx == "" && m != nil && (cutNew || newForm) {
+		idx = m[1]
 	}
 	if idx != "" && prefix != "NPU" {
 		rep.Device = cudaDevice(idx)
@@ -706,12 +748,21 @@ func extractVLLM(sc *scan, line, msg string, rep *Report) {
 	if m := reVLLMWeights.FindStringSubmatch(sc.text); m != nil {
 		rep.Extra["weights_GB_label"] = m[1]
 	}
-	if m := reVLLMV1.FindStringSubmatch(msg); m != nil {
+	// The V1 message puts the sizes before the words the anchor starts at.
+	if m := reVLLMV1.FindStringSubmatch(line); m != nil {
 		if n := sizeAt(m, 1); n != nil {
 			rep.Extra["kv_cache_needed_bytes"] = *n
 		}
 		if n := sizeAt(m, 3); n != nil {
 			rep.Extra["kv_cache_available_bytes"] = *n
+		}
+	}
+	intExtra(reVLLMEstimate, msg, "estimated_max_model_len")
+	if _, ok := rep.Extra["gpu_memory_utilization"]; !ok {
+		if m := reVLLMUtilFlag.FindStringSubmatch(sc.text); m != nil {
+			if f, err := strconv.ParseFloat(m[1], 64); err == nil {
+				rep.Extra["gpu_memory_utilization"] = f
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package oom
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/vrambot/vrambot/internal/oomcorpus"
@@ -12,7 +13,7 @@ import (
 const maxReportJSON = 64 << 10
 
 func FuzzParse(f *testing.F) {
-	for _, set := range []string{oomcorpus.Public, oomcorpus.Extra} {
+	for _, set := range oomcorpus.Sets {
 		for _, c := range oomcorpus.MustLoad(set) {
 			f.Add(c.Text)
 			f.Add(slackEscape(c.Text))
@@ -21,6 +22,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.00 GiB is free.")
 	f.Add("<span>OutOfMemoryError</span>: CUDA out of memory. Tried to allocate 1 GiB (GPU 0; 2 GiB total capacity; 1 GiB already allocated; 0 bytes free; 1 GiB cached)")
 	f.Add("\x1b[31m[rank1]: Tried to allocate 99999999999999999999 GiB (GPU 0;\r\n")
+	f.Add(`{"error": "x\\ny\\nallocating 1.00 MiB on device 0: cudaMalloc failed: out of memory\\u00e9\\"\\\\"}`)
+	f.Add("invoked oom-killer\nOut of memory: Killed process 1 (python) total-vm:1kB, anon-rss:99999999999999999999kB\nKilled\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		r := Parse(text)
 		b, err := json.Marshal(r)
@@ -43,5 +46,22 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		_ = Diagnose(r)
+	})
+}
+
+// FuzzUnescapeJSON checks the JSON string unescaper on any bytes: it never
+// grows its input and leaves text without backslashes as it is.
+func FuzzUnescapeJSON(f *testing.F) {
+	f.Add(`{"detail": "CUDA out of memory.\\nTried\\t\\"x\\" \\u00e9 \\\\n"}`)
+	f.Add(`\u12`)
+	f.Add(`\`)
+	f.Fuzz(func(t *testing.T, s string) {
+		out := unescapeJSON(s)
+		if len(out) > len(s) {
+			t.Fatalf("unescape grew %d bytes to %d", len(s), len(out))
+		}
+		if !strings.Contains(s, `\`) && out != s {
+			t.Fatalf("changed text without escapes: %q -> %q", s, out)
+		}
 	})
 }

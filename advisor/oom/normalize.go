@@ -31,6 +31,9 @@ type line struct {
 // glog, loguru, pytest), then re-joins lines that a terminal hard-wrapped
 // inside a word. Every step is one pass over its input.
 func normalize(s string) []line {
+	if jsonEscaped(s) {
+		s = unescapeJSON(s)
+	}
 	s = unSlackLinks(s)
 	if strings.IndexByte(s, '&') >= 0 {
 		s = html.UnescapeString(s)
@@ -243,6 +246,16 @@ var (
 	// node address: "(RayWorkerWrapper pid=1054, ip=10.96.62.52) ".
 	procPrefix   = regexp.MustCompile(`^\([^()\n]{0,60}pid=\d+(?:, ip=[\w.:-]+)?\)[ \t]`)
 	loguruPrefix = regexp.MustCompile(`^[^|\n]{1,40}\|[^|\n]{1,40}\|\s*[\w.<>-]+:[\w.<>-]+:\d+\s+-\s+`)
+	// pyLoggingPrefix is what logging's "%(asctime)s - %(name)s -
+	// %(levelname)s - " leaves once isoPrefix took the time (ComfyUI).
+	pyLoggingPrefix = regexp.MustCompile(`^- [\w.]{1,40} - (?:ERROR|WARNING|INFO|DEBUG|CRITICAL) - `)
+	// ggmlPrefix is llama.cpp's own log line: "1.06.520.077 E ".
+	ggmlPrefix = regexp.MustCompile(`^\d{1,3}\.\d{2}\.\d{3}\.\d{3} [IWEDT] `)
+	// syslogPrefix is journald/syslog ("Apr 17 23:09:42 host ollama[2840]: ",
+	// "May 15 23:09:30 host kernel: "); dmesgPrefix the kernel's own clock,
+	// raw ("[ 4018.450000] ") or from dmesg -T ("[Sun Mar 30 08:24:00 2025] ").
+	syslogPrefix = regexp.MustCompile(`^(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec) [ \d]?\d \d{2}:\d{2}:\d{2} [\w.-]{1,64} [\w.@/()-]{1,64}(?:\[\d+\])?: `)
+	dmesgPrefix  = regexp.MustCompile(`^\[\s*\d+\.\d+\]\s?|^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]?\d \d{2}:\d{2}:\d{2} \d{4}\]\s?`)
 	pytestPrefix = regexp.MustCompile(`^FAILED (?:\[[^\]]{0,20}\] )?\S+ - `)
 )
 
@@ -310,15 +323,17 @@ func stripPrefix(t string) int {
 	var res []*regexp.Regexp
 	switch c := t[0]; {
 	case c == '[':
-		res = []*regexp.Regexp{rankPrefix, isoPrefix}
+		res = []*regexp.Regexp{rankPrefix, isoPrefix, dmesgPrefix}
 	case c >= '0' && c <= '9':
-		res = []*regexp.Regexp{isoPrefix, loguruPrefix, composePrefix}
+		res = []*regexp.Regexp{isoPrefix, ggmlPrefix, loguruPrefix, composePrefix}
 	case c == 'I' || c == 'W' || c == 'E' || c == 'F' || c == 'D' || c == 'C':
-		res = []*regexp.Regexp{vllmPrefix, pytestPrefix, loguruPrefix, composePrefix}
+		res = []*regexp.Regexp{vllmPrefix, pytestPrefix, syslogPrefix, loguruPrefix, composePrefix}
 	case c == '(':
 		res = []*regexp.Regexp{vllmPrefix, procPrefix}
+	case c == '-':
+		res = []*regexp.Regexp{pyLoggingPrefix}
 	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-		res = []*regexp.Regexp{composePrefix, loguruPrefix}
+		res = []*regexp.Regexp{syslogPrefix, composePrefix, loguruPrefix}
 	default:
 		return -1
 	}
@@ -369,6 +384,12 @@ func joinWraps(lines []line) []line {
 				prev.text += " " + l.text
 				prev.space, prev.full = l.space, l.full
 				continue
+			case !prev.space && len(prev.text) >= minWrapWidth && closesLine(l.text):
+				// A wrap that left only the closing bracket or stop of the
+				// line above ("...(13.4 GiB" | ")").
+				prev.text += l.text
+				prev.space, prev.full = l.space, l.full
+				continue
 			case !prev.space && wrapsInto(prev.text, l.text):
 				prev.text += l.text
 				prev.space, prev.full = l.space, l.full
@@ -392,7 +413,15 @@ func wrapsAtSpace(prev, next string) bool {
 }
 
 func wrapsInto(prev, next string) bool {
-	if len(prev) < minWrapWidth || next == "" || !isWordByte(prev[len(prev)-1]) || !isWordByte(next[0]) {
+	if len(prev) < minWrapWidth || next == "" || !isWordByte(next[0]) {
+		return false
+	}
+	if last := prev[len(prev)-1]; last == '/' || last == '\\' {
+		// A path cut after a separator ("torch/lib/|THC/generic/...")
+		// goes on with the next component, whatever its case.
+		return !startsRecord(next) && !strings.HasPrefix(next, "File ")
+	}
+	if !isWordByte(prev[len(prev)-1]) {
 		return false
 	}
 	// A word broken in two continues in the same case: "Includ|ing",
@@ -404,6 +433,12 @@ func wrapsInto(prev, next string) bool {
 }
 
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+// closesLine reports a row that is only the end of the line before it:
+// closing brackets, quotes and stops.
+func closesLine(s string) bool {
+	return s != "" && len(s) <= 4 && strings.Trim(s, ")]}\"'.,;") == ""
+}
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
@@ -422,3 +457,48 @@ func startsRecord(s string) bool {
 
 // exceptionLine matches "torch.OutOfMemoryError: ...", "RuntimeError: ...".
 var exceptionLine = regexp.MustCompile(`^[A-Za-z_][\w.]{0,80}(?:Error|Exception|Exit|Interrupt|Warning)\b:?`)
+
+// jsonEscaped reports a paste that is (mostly) one JSON string: an error
+// response of a serving API, a log shipped as JSON. Its newlines are
+// written \n, so the lines of the error are all on one.
+func jsonEscaped(s string) bool {
+	escapes := strings.Count(s, `\n`)
+	return escapes >= 3 && strings.IndexByte(s, '"') >= 0 && strings.Count(s, "\n") < escapes/2
+}
+
+// unescapeJSON undoes JSON string escapes (\n, \t, \", \\, \uXXXX) in one
+// pass; other backslashes stay as they are.
+func unescapeJSON(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch c := s[i+1]; c {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+		case '"', '\\', '/':
+			b.WriteByte(c)
+		case 'u':
+			if i+6 <= len(s) {
+				if r, err := strconv.ParseUint(s[i+2:i+6], 16, 16); err == nil {
+					b.WriteRune(rune(r))
+					i += 5
+					continue
+				}
+			}
+			b.WriteByte(s[i])
+			continue
+		default:
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+	}
+	return b.String()
+}

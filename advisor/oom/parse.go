@@ -30,6 +30,19 @@ const (
 	maxNormalized = 1 << 20
 )
 
+// windowNeedles are the needles a big paste is searched for.
+var windowNeedles = func() *needleSet {
+	seen := map[string]bool{}
+	var needles []string
+	for _, r := range anchorRules {
+		if !seen[r.needle] && !nearHead[r.needle] {
+			seen[r.needle] = true
+			needles = append(needles, r.needle)
+		}
+	}
+	return newNeedleSet(needles)
+}()
+
 // scan is one normalised region of the input.
 type scan struct {
 	lines   []line
@@ -111,34 +124,12 @@ func Parse(text string) Report {
 
 // candidateWindows returns the byte ranges to normalise: the whole text
 // when small, else merged windows around lines that hold a needle of some
-// anchor rule. Each needle is found with strings.Index, so the cost is a
-// few vectorised passes over the input.
+// anchor rule, found in one pass (windowNeedles).
 func candidateWindows(text string) [][2]int {
 	if len(text) <= wholeText {
 		return [][2]int{{0, len(text)}}
 	}
-	var hits []int
-	seen := map[string]bool{}
-	for _, r := range anchorRules {
-		if seen[r.needle] {
-			continue
-		}
-		seen[r.needle] = true
-		for off := 0; off < len(text); {
-			i := strings.Index(text[off:], r.needle)
-			if i < 0 {
-				break
-			}
-			hits = append(hits, off+i)
-			// One hit per line is enough, but a line longer than a window
-			// (a paste that lost its newlines) gets one per window.
-			next := off + i + windowAfter
-			if le := strings.IndexByte(text[off+i:min(len(text), next)], '\n'); le >= 0 {
-				next = off + i + le + 1
-			}
-			off = next
-		}
-	}
+	hits := windowNeedles.lineHits(text, windowAfter)
 	slices.Sort(hits)
 	var wins [][2]int
 	for _, h := range hits {

@@ -204,7 +204,12 @@ var (
 		// Wrapping the model for distributed training allocates its
 		// buffers before any step: DDP's gradient buckets, DeepSpeed's and
 		// accelerate's model set-up.
-		"_ddp_init_helper", "prepare_model", "_prepare_deepspeed", "_configure_distributed_model", "_move_model_to_device", "_broadcast_model")
+		"_ddp_init_helper", "prepare_model", "_prepare_deepspeed", "_configure_distributed_model", "_move_model_to_device", "_broadcast_model",
+		// Serving engines size their memory pools and capture CUDA graphs
+		// at start-up (vLLM, SGLang).
+		"init_cuda_graphs", "init_memory_pool", "capture_model", "compile_or_warm_up_model", "initialize_kv_cache",
+		// DDP checks and broadcasts the parameters when it wraps the model.
+		"_verify_param_shape_across_processes", "_sync_module_states")
 	evalFns = set("evaluate", "evaluation_loop", "eval_step", "validation_step", "prediction_step", "test_step",
 		"predict_step", "validate", "_validate", "eval_epoch", "evaluate_epoch", "run_eval", "validation_loop", "_evaluation_step", "eval_loop",
 		"eval", "val_step", "validation_epoch", "valid_epoch", "validate_epoch", "_evaluate", "evaluation", "run_validation")
@@ -357,6 +362,16 @@ var reTGIShardStart = regexp.MustCompile(`ShardCannotStart|Shard \d+ failed to s
 // start-up, TGI's spans, TF's op node, else the Python stack.
 func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 	switch {
+	case a.kind == kindGGML || a.kind == kindGGMLFollow || a.kind == kindGGMLPinned || a.kind == kindCUDAError && rep.Extra["stack"] != nil:
+		return ggmlPhase(sc, a)
+	case a.kind == kindOOMKiller || a.kind == kindOOMKillerFollow || a.kind == kindKilled || a.kind == kindSIGKILL:
+		return hostPhase(sc, a)
+	case a.kind == kindDataLoader || a.kind == kindDataLoaderShm:
+		// The innermost frame is where the main process noticed the dead
+		// worker, not what filled the memory.
+		return PhaseUnknown, ""
+	case a.kind == kindHostRequires:
+		return PhaseLoad, "Ollama refused to load the model"
 	case a.kind == kindVLLMKV || a.kind == kindVLLMStartup || a.kind == kindSGLang:
 		return PhaseLoad, "the server raised it while sizing its KV cache at start-up"
 	case strings.Contains(sc.text, "when initializing the engine"):
@@ -388,6 +403,36 @@ func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 			return PhaseUnknown, ""
 		}
 	}
+	frames := stackOf(sc, a)
+	if a.kind.family() == kindNCCL.family() && !hasFrame(frames) {
+		frames = ncclFrames(sc, a)
+	}
+	return phaseFromFrames(frames)
+}
+
+// ncclReach is how many lines after NCCL's debug lines torch's exception
+// about them is looked for.
+const ncclReach = 200
+
+// ncclFrames is the traceback of torch's exception that reports NCCL's
+// failure ("NCCL error in: ..., unhandled cuda error"): NCCL's own debug
+// lines, which say why, come before it and have no frames of their own.
+func ncclFrames(sc *scan, a anchor) []frame {
+	li := sc.lineOf(a.pos)
+	for k := li; k < len(sc.lines) && k <= li+ncclReach; k++ {
+		if t := sc.lines[k].text; strings.Contains(t, "NCCL error") || strings.Contains(t, "DistBackendError") {
+			if f := framesBefore(sc, k); hasFrame(f) {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// stackOf returns the traceback of the OOM at a, innermost frame first:
+// the frames before its line (or on it, in a paste that lost its
+// newlines), else those printed after it.
+func stackOf(sc *scan, a anchor) []frame {
 	li := sc.lineOf(a.pos)
 	frames := framesInLine(sc.text[sc.starts[li]:a.pos])
 	frames = append(frames, framesBefore(sc, li)...)
@@ -396,7 +441,7 @@ func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 			frames = append(frames, after...)
 		}
 	}
-	return phaseFromFrames(frames)
+	return frames
 }
 
 func hasFrame(frames []frame) bool {
@@ -457,7 +502,7 @@ func detectStack(text string, k kind) fix.Framework {
 		return fix.FrameworkSGLang
 	case k == kindTGI || isTGI(text):
 		return fix.FrameworkTGI
-	case k == kindVLLMKV || strings.Contains(lower, "vllm"):
+	case k == kindVLLMKV || k == kindVLLMStartup || strings.Contains(lower, "vllm"):
 		return fix.FrameworkVLLM
 	case strings.Contains(lower, "deepspeed"):
 		return fix.FrameworkDeepSpeed

@@ -82,6 +82,8 @@ type Report struct {
 	// of the JSON contract.
 	Stack         fix.Framework `json:"-"`
 	PhaseEvidence string        `json:"-"`
+	// Facts are what the rest of the paste says, for the diagnosis.
+	Facts Facts `json:"-"`
 }
 
 // OtherProcess is one "Process NNN has X memory in use" line. The JSON

@@ -7,6 +7,12 @@
 //   - extra/: real pastes gathered later from public issue threads outside
 //     that corpus, labelled by the same rules, including look-alikes that
 //     are not OOMs (detected: false).
+//   - fresh/: real pastes of 2024-26 from public issue threads of the kinds
+//     people now paste (llama.cpp/ggml, Ollama, NCCL, the Linux OOM
+//     killer and other host allocators, vLLM's start-up numbers, ComfyUI's
+//     reports), labelled by the same rules (fresh/README.md says what the
+//     new kinds' fields hold), with look-alikes (Triton shared memory,
+//     NCCL timeouts and errors that are not memory).
 //
 // Each set is index.jsonl (one line per case) beside the case files. It is
 // imported by tests only; the binary does not embed it.
@@ -21,7 +27,7 @@ import (
 	"path"
 )
 
-//go:embed public/index.jsonl public/cases extra
+//go:embed public/index.jsonl public/cases extra fresh
 var files embed.FS
 
 // Case is one labelled paste. Fields holds every index field as JSON
@@ -38,12 +44,16 @@ type Case struct {
 const (
 	Public = "public"
 	Extra  = "extra"
+	Fresh  = "fresh"
 )
 
-// casesDir is where a set keeps its case files.
-var casesDir = map[string]string{Public: "public/cases", Extra: "extra"}
+// Sets lists every set, in the order they were gathered.
+var Sets = []string{Public, Extra, Fresh}
 
-// Load reads one set (Public or Extra), in index order.
+// casesDir is where a set keeps its case files.
+var casesDir = map[string]string{Public: "public/cases", Extra: "extra", Fresh: "fresh"}
+
+// Load reads one set (Public, Extra or Fresh), in index order.
 func Load(set string) ([]Case, error) {
 	dir, ok := casesDir[set]
 	if !ok {

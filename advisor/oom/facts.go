@@ -1,0 +1,477 @@
+package oom
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Facts are what the paste says beyond the OOM message: the workload it
+// names (Trainer arguments, a vLLM or llama.cpp command line, a config
+// dump), the engine's own memory numbers, memory readings over the steps
+// before the failure, how far the job got, and what the stack shows of the
+// model and its context. Parse reads them from the region around the OOM;
+// Diagnose turns them into causes and sized fixes. They are not part of
+// the JSON contract.
+type Facts struct {
+	Workload PasteWorkload
+	Engine   EngineNumbers
+	Growth   Growth
+	// Steps is the highest step, iteration or epoch counter printed before
+	// the OOM (0 when none): a job that ran many steps fitted at first.
+	Steps int
+	// Convolutional reports a model made of convolutions with no sign of
+	// attention (a CNN): attention and logits fixes do not apply.
+	Convolutional bool
+	// NoGrad reports that the failing code already runs without autograd
+	// (no_grad, inference_mode, generate()).
+	NoGrad bool
+	// KeptTensors quotes a line that keeps graph-holding tensors across
+	// steps ("losses.append(loss)"), the classic leak.
+	KeptTensors string
+	// GGMLBuffer is what the ggml buffer that failed holds: "weights",
+	// "kv" or "compute" ("" when not ggml or not said).
+	GGMLBuffer string
+	// Training reports a paste that shows a training step (backward, an
+	// optimizer step, a trainer's loop).
+	Training bool
+	// text is the region the facts were read from, for the readers of
+	// one engine's lines.
+	text string
+}
+
+// PasteWorkload is the workload the paste names; zero values are unknown.
+type PasteWorkload struct {
+	Model                string // as named: a catalog name, a Hugging Face id, a GGUF file
+	Batch                int    // per-device micro-batch
+	AccumSteps           int
+	SeqLen               int
+	Precision            string // "bf16", "fp16", "fp32"
+	GradCheckpointing    *bool
+	Method               string // "lora", "qlora" when the paste shows them
+	ZeroStage            int    // -1 unknown
+	Offload              string // "optimizer", "param"
+	GPUs                 int
+	TP                   int
+	MaxModelLen          int
+	GPUMemoryUtilization float64
+	GPULayers            int // llama.cpp -ngl as given (-1 unknown)
+	Quant                string
+}
+
+// EngineNumbers are the memory numbers a serving engine logs at start-up.
+type EngineNumbers struct {
+	// vLLM
+	WeightsBytes, KVAvailableBytes, KVNeededBytes int64
+	KVTokens, EstimatedMaxLen, MaxSeqLen          int
+	TotalBytes                                    int64
+	// llama.cpp: the model's layers on the GPU (of Layers), the GPU
+	// buffers (weights, KV cache, compute), the context, the free VRAM.
+	OffloadedLayers, Layers, Ctx                             int
+	GPUModelBytes, GPUKVBytes, GPUComputeBytes, GPUFreeBytes int64
+}
+
+// Growth is the memory a log reports over the steps before the OOM.
+type Growth struct {
+	From, To int64
+	Readings int
+	Label    string // what the log calls it ("max_memory_allocated", "mem")
+}
+
+// Grows reports memory that rose by a quarter and at least a GiB over
+// three or more readings, or an explicit "A → B" of half again as much.
+func (g Growth) Grows() bool {
+	return g.Readings >= 2 && g.To-g.From >= gib && float64(g.To) >= growthFactor*float64(g.From)
+}
+
+// Thresholds of the paste readers.
+const (
+	// growthFactor: memory that grows by a quarter while the work per step
+	// stays the same is held across steps.
+	growthFactor = 1.25
+	// risingShare: the share of readings that must not fall for a series
+	// to count as growing.
+	risingShare = 0.7
+	// manySteps: a job that ran this many steps before its OOM fitted at
+	// the start; the cause is what changes between steps.
+	manySteps = 100
+	// factsReach bounds the text the readers look at: the region around
+	// the OOM, whose size Parse already bounds; maxReadings the memory
+	// readings kept from it.
+	factsReach  = 96 << 10
+	maxReadings = 4096
+)
+
+var (
+	reBatch = regexp.MustCompile(`(?i)(?:per_device_train_batch_size|train_micro_batch_size_per_gpu|micro_batch_size|--batch[_-]size|\bbatch_size)["']?\s*[:=]?\s*["']?(\d{1,6})\b`)
+	reAccum = regexp.MustCompile(`(?i)gradient_accumulation_steps["']?\s*[:=]?\s*(\d{1,6})\b`)
+	reSeq   = regexp.MustCompile(`(?i)(?:max_seq_length|max_seq_len|sequence_len|cutoff_len|model_max_length|--max[-_]model[-_]len|max_model_len|--ctx-size|\bseq_len|--max_length|\bmax_length)["']?\s*[:=]?\s*(\d{2,8})\b`)
+	reBF16  = regexp.MustCompile(`(?i)\bbf16["']?\s*[:=]\s*(?:true|\{\s*"enabled"\s*:\s*true)|--bf16\b|torch_dtype\s*=\s*torch\.bfloat16|dtype=torch\.bfloat16|precision\s*=\s*["']bf16`)
+	reFP16  = regexp.MustCompile(`(?i)\bfp16["']?\s*[:=]\s*(?:true|\{\s*"enabled"\s*:\s*true)|--fp16\b|torch_dtype\s*=\s*torch\.float16|dtype=torch\.float16|precision\s*=\s*["']16`)
+	reGC    = regexp.MustCompile(`(?i)gradient_checkpointing["']?\s*[:=]\s*(true|false)\b`)
+	reLoRA  = regexp.MustCompile(`\bLoraConfig\(|\blora_r\s*[:=]|/peft/|\bpeft_config\b|--lora[_-]r\b|adapter:\s*lora`)
+	reQLoRA = regexp.MustCompile(`load_in_4bit\s*[:=]\s*(?:True|true)|bnb_4bit|adapter:\s*qlora`)
+	// ZeRO: a config dump, Lightning's strategy, DeepSpeed's own log, or
+	// the optimizer's file in a frame.
+	reZeroStage   = regexp.MustCompile(`(?i)"?stage"?\s*[:=]\s*([0-3])\b|zero_stage\s*[:=]\s*([0-3])\b|deepspeed_stage_([1-3])|ZeRO stage ([0-3]) optimizer|\bzero([1-3])\b`)
+	reZeroFrame2  = regexp.MustCompile(`deepspeed/runtime/zero/stage_1_and_2\.py|deepspeed/runtime/zero/stage2\.py`)
+	reZeroFrame3  = regexp.MustCompile(`deepspeed/runtime/zero/(?:stage3|partition_parameters|parameter_offload)\.py`)
+	reOffloadOpt  = regexp.MustCompile(`(?i)"?offload_optimizer"?\s*[:=]\s*\{\s*"device"\s*:\s*"(?:cpu|nvme)"|offload_optimizer_device\s*[:=]\s*(?:cpu|nvme)|deepspeed_stage_\d_offload`)
+	reOffloadPar  = regexp.MustCompile(`(?i)"?offload_param"?\s*[:=]\s*\{\s*"device"\s*:\s*"(?:cpu|nvme)"|offload_param_device\s*[:=]\s*(?:cpu|nvme)`)
+	reGPUs        = regexp.MustCompile(`(?i)(?:--nproc[_-]per[_-]node|num_processes|--num_gpus|\bworld_size|WORLD_SIZE|dist_world_size)["']?\s*[:=]?\s*(\d{1,4})\b`)
+	reTP          = regexp.MustCompile(`(?:--tensor-parallel-size|tensor_parallel_size|--tp)[= ](\d{1,3})\b`)
+	reNGL         = regexp.MustCompile(`(?:\s-ngl|--n-gpu-layers|n_gpu_layers)[= ]\s*(-?\d{1,4})\b`)
+	reCtxFlag     = regexp.MustCompile(`(?:\s-c|--ctx-size)[= ](\d{3,8})\b`)
+	reGGUFQuant   = regexp.MustCompile(`(?i)[-._](I?Q\d(?:_K)?(?:_[SMLX]{1,2})?|Q\d_\d|F16|BF16)\.gguf\b|file type\s*=\s*(I?Q\d\w*|F16|BF16)\b|model ftype\s*=\s*(I?Q\d\w*|F16|BF16)\b`)
+	reModelArg    = regexp.MustCompile(`(?:vllm serve|--model(?:-path|_name_or_path|-id)?[= ]|model=['"]|from_pretrained\(\s*['"]|base_model:\s*|model_name_or_path["']?\s*[:=]\s*['"]?|-m |-hf )\s*([\w.\-/:]{3,120})`)
+	reRankPrefix  = regexp.MustCompile(`\[rank(\d{1,4})\]`)
+	reVLLMUtilAny = regexp.MustCompile(`(?i)gpu[_-]memory[_-]utilization["']?\s*[:=( ]\s*(0?\.\d+|1\.0*)\b`)
+
+	// vLLM's start-up numbers.
+	reVLLMWeightsTook = regexp.MustCompile(`(?:Model loading took|Loading model weights took)\s+` + sizePattern)
+	reVLLMAvailKV     = regexp.MustCompile(`Available KV cache memory:\s*` + sizePattern)
+	reVLLMKVTokensLog = regexp.MustCompile(`GPU KV cache size:\s*([\d,]+) tokens`)
+	reVLLMTotalMem    = regexp.MustCompile(`total_gpu_memory\s*[=(]\s*` + sizePattern)
+
+	// llama.cpp's start-up numbers.
+	reGGMLOffloaded = regexp.MustCompile(`offloaded (\d+)/(\d+) layers to GPU`)
+	reGGMLNLayer    = regexp.MustCompile(`\bn_layer\s*=\s*(\d+)`)
+	reGGMLNCtx      = regexp.MustCompile(`\bn_ctx\s*=\s*(\d+)`)
+	reGGMLModelBuf  = regexp.MustCompile(`(?:CUDA|ROCm|Metal|Vulkan|SYCL)\d*(?: model)? buffer size\s*=\s*` + sizePattern)
+	reGGMLKVBuf     = regexp.MustCompile(`(?:CUDA|ROCm|Metal|Vulkan|SYCL)\d* KV buffer size\s*=\s*` + sizePattern)
+	reGGMLCompBuf   = regexp.MustCompile(`(?:CUDA|ROCm|Metal|Vulkan|SYCL)\d* compute buffer size\s*=\s*` + sizePattern)
+	reGGMLFreeVRAM  = regexp.MustCompile(`using device (?:CUDA|ROCm|Vulkan|SYCL)\d+ \([^)]*\)[^\n]*?- (\d+) MiB free`)
+
+	// Memory readings over steps: a memory word, then a size.
+	// It reads a lower-cased line.
+	reMemReading = regexp.MustCompile(`\b(max_memory_allocated|max_memory_reserved|memory_allocated|memory_reserved|mem_usage|gpu_mem(?:ory)?|mem(?:ory)?(?:_used| used| usage)?|vram|allocated|reserved)\b[^\d\n]{0,24}(\d{1,7}(?:\.\d{1,3})?)\s?([kmgt]i?b|[gm]\b)`)
+	// reMemArrow is an explicit before → after ("18 GB → 39 GB").
+	reMemArrow = regexp.MustCompile(`(\d{1,7}(?:\.\d{1,3})?)\s?([KMGT]i?B)\s*(?:→|->|=>|-->)\s*(\d{1,7}(?:\.\d{1,3})?)\s?([KMGT]i?B)`)
+	// Progress: "step 1500", "iter: 2,800", "global_step=208", a tqdm
+	// "450/1000 [", "Epoch 3".
+	// It reads a lower-cased line.
+	reStepCounter = regexp.MustCompile(`\b(?:global_step|step|iter(?:ation)?|it)\b\s*[:=]?\s*(\d{1,3}(?:,\d{3})+|\d{1,9})\b|\|\s*(\d{1,9})/\d{1,9}\s*\[`)
+
+	// The model's kind, from frames and source lines.
+	reConvEvidence      = regexp.MustCompile(`torch/nn/modules/(?:conv|batchnorm|pooling)\.py|\bF\.conv[123]d\(|\bconv[123]d\(|\bConv[123]d\b|torchvision/models/|BatchNorm[123]d|\bresnet\d*\b|\bvgg\d*\b|efficientnet|mobilenet|\byolo`)
+	reAttentionEvidence = regexp.MustCompile(`(?i)attention|attn|transformers/models/|modeling_\w+\.py|scaled_dot_product|softmax\(|multiheadattention|\bvit\b|swin|diffusers|\bllama|\bbert\b|\bgpt|\bqwen|mistral|transformer`)
+	reNoGrad            = regexp.MustCompile(`with torch\.(?:no_grad|inference_mode)\(\)|@torch\.(?:no_grad|inference_mode)\(\)|torch/utils/_contextlib\.py", line \d+, in decorate_context|torch\.set_grad_enabled\(False\)`)
+	// reKeptTensors is a loss or output tensor kept across steps without
+	// .item()/.detach(): appended to a list or summed into a total.
+	reKeptTensors = regexp.MustCompile(`\b\w*(?:losses|outputs|preds|logits|results|history)\w*\.append\(\s*(?:loss|outputs?|logits|preds?|out)\w*\s*\)|\b(?:total|running|epoch|train|sum)_?loss\s*\+=\s*loss\w*\s*(?:$|[^.\w])`)
+)
+
+// pasteText is a region of the paste with its lower-case copy, so that a
+// reader runs its regular expression only where a cheap search finds the
+// words it needs (Go's regexp costs far more per byte than strings.Index).
+type pasteText struct{ s, lower string }
+
+// has reports whether the text holds any of the lower-case words.
+func (t pasteText) has(words ...string) bool {
+	for _, w := range words {
+		if strings.Contains(t.lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// readFacts reads the facts from text, of which the OOM is at offset at.
+func readFacts(text string, at int, frames []frame) Facts {
+	if len(text) > factsReach {
+		lo := max(0, at-factsReach*2/3)
+		text, at = text[lo:min(len(text), lo+factsReach)], at-lo
+	}
+	t := pasteText{text, strings.ToLower(text)}
+	before := text[:max(0, min(at, len(text)))]
+	f := Facts{Workload: readWorkload(t, frames), Engine: readEngine(t), Growth: readGrowth(before), Steps: readSteps(before), text: text}
+	f.Convolutional = t.has("conv", "resnet", "vgg", "batchnorm", "torchvision", "efficientnet", "mobilenet", "yolo") &&
+		reConvEvidence.MatchString(text) && !reAttentionEvidence.MatchString(text)
+	f.NoGrad = t.has("no_grad", "inference_mode", "decorate_context", "set_grad_enabled") && reNoGrad.MatchString(text)
+	f.Training = t.has(".backward(", "optimizer.step(", "training_step", "trainer.train(", "model.train()", "train_epoch", "_inner_training_loop")
+	for _, fr := range frames {
+		if generateFns[fr.fn] {
+			f.NoGrad = true
+		}
+		if m := reKeptTensors.FindString(fr.src); m != "" && f.KeptTensors == "" {
+			f.KeptTensors = m
+		}
+	}
+	if f.KeptTensors == "" && (strings.Contains(before, ".append(") || strings.Contains(before, "+=")) {
+		f.KeptTensors = reKeptTensors.FindString(before)
+	}
+	return f
+}
+
+// lastInt returns the last match of group 1 (or the first non-empty group)
+// of re in s as an int.
+func lastInt(re *regexp.Regexp, s string) (int, bool) {
+	ms := re.FindAllStringSubmatch(s, -1)
+	for i := len(ms) - 1; i >= 0; i-- {
+		for _, g := range ms[i][1:] {
+			if g != "" {
+				if n, ok := intOf(g); ok {
+					return n, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+func readWorkload(t pasteText, frames []frame) PasteWorkload {
+	text := t.s
+	w := PasteWorkload{ZeroStage: -1, GPULayers: -1}
+	if t.has("batch_size", "batch-size") {
+		w.Batch, _ = lastInt(reBatch, text)
+	}
+	if t.has("gradient_accumulation") {
+		w.AccumSteps, _ = lastInt(reAccum, text)
+	}
+	if t.has("max_seq", "sequence_len", "cutoff_len", "model_max_length", "max-model-len", "max_model_len", "ctx-size", "seq_len", "max_length") {
+		w.SeqLen, _ = lastInt(reSeq, text)
+	}
+	switch {
+	case t.has("bf16", "bfloat16") && reBF16.MatchString(text):
+		w.Precision = "bf16"
+	case t.has("fp16", "float16", "precision") && reFP16.MatchString(text):
+		w.Precision = "fp16"
+	}
+	if t.has("gradient_checkpointing") {
+		if m := reGC.FindAllStringSubmatch(text, -1); m != nil {
+			on := strings.EqualFold(m[len(m)-1][1], "true")
+			w.GradCheckpointing = &on
+		}
+	}
+	switch {
+	case t.has("4bit", "qlora") && reQLoRA.MatchString(text):
+		w.Method = "qlora"
+	case t.has("lora", "peft") && reLoRA.MatchString(text):
+		w.Method = "lora"
+	}
+	w.ZeroStage = zeroStage(t, frames)
+	switch {
+	case !t.has("offload"):
+	case reOffloadPar.MatchString(text):
+		w.Offload = "param"
+	case reOffloadOpt.MatchString(text):
+		w.Offload = "optimizer"
+	}
+	if t.has("nproc", "num_processes", "num_gpus", "world_size") {
+		w.GPUs, _ = lastInt(reGPUs, text)
+	}
+	if strings.Contains(text, "[rank") {
+		for _, m := range reRankPrefix.FindAllStringSubmatch(text, 64) {
+			if n, ok := intOf(m[1]); ok && n+1 > w.GPUs {
+				w.GPUs = n + 1
+			}
+		}
+	}
+	if t.has("tensor-parallel", "tensor_parallel", "--tp") {
+		w.TP, _ = lastInt(reTP, text)
+	}
+	if t.has(" -c ", "ctx-size") {
+		w.MaxModelLen, _ = lastInt(reCtxFlag, text)
+	}
+	if t.has("utilization") {
+		if m := reVLLMUtilAny.FindStringSubmatch(text); m != nil {
+			w.GPUMemoryUtilization, _ = strconv.ParseFloat(m[1], 64)
+		}
+	}
+	if t.has("ngl", "gpu-layers", "gpu_layers") {
+		if n, ok := lastInt(reNGL, text); ok {
+			w.GPULayers = n
+		}
+	}
+	if t.has("gguf", "ftype", "file type") {
+		if m := reGGUFQuant.FindStringSubmatch(text); m != nil {
+			w.Quant = strings.ToUpper(m[1] + m[2] + m[3])
+		}
+	}
+	if t.has("vllm serve", "--model", "model=", "from_pretrained", "base_model", "model_name_or_path", "-m ", "-hf ") {
+		if m := reModelArg.FindStringSubmatch(text); m != nil {
+			w.Model = strings.Trim(m[1], `"'.,:`)
+		}
+	}
+	return w
+}
+
+// zeroStage is the ZeRO stage the paste shows (-1 when it does not): a
+// frame of the stage's own optimizer file, else a config value.
+func zeroStage(t pasteText, frames []frame) int {
+	text := t.s
+	for _, f := range frames {
+		p := strings.ReplaceAll(f.path, `\`, "/")
+		switch {
+		case reZeroFrame3.MatchString(p):
+			return 3
+		case reZeroFrame2.MatchString(p):
+			return 2
+		}
+	}
+	if !t.has("zero", "deepspeed") {
+		return -1
+	}
+	if m := reZeroStage.FindAllStringSubmatch(text, -1); m != nil {
+		for _, g := range m[len(m)-1][1:] {
+			if g != "" {
+				n, _ := strconv.Atoi(g)
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+func readEngine(t pasteText) EngineNumbers {
+	text := t.s
+	var e EngineNumbers
+	if t.has("kv cache", "took", "total_gpu_memory", "max seq len") {
+		if n := findSize(reVLLMWeightsTook, text, 1); n != nil {
+			e.WeightsBytes = *n
+		}
+		if n := findSize(reVLLMAvailKV, text, 1); n != nil {
+			e.KVAvailableBytes = *n
+		}
+		if m := reVLLMV1.FindStringSubmatch(text); m != nil {
+			if n := sizeAt(m, 1); n != nil {
+				e.KVNeededBytes = *n
+			}
+			if n := sizeAt(m, 3); n != nil {
+				e.KVAvailableBytes = *n
+			}
+		}
+		if m := reVLLMKVTokensLog.FindStringSubmatch(text); m != nil {
+			e.KVTokens, _ = intOf(m[1])
+		} else if m := reVLLMKVTokens.FindStringSubmatch(text); m != nil {
+			e.KVTokens, _ = intOf(m[1])
+		}
+		e.EstimatedMaxLen, _ = lastInt(reVLLMEstimate, text)
+		e.MaxSeqLen, _ = lastInt(reVLLMMaxSeq, text)
+		if n := findSize(reVLLMTotalMem, text, 1); n != nil {
+			e.TotalBytes = *n
+		}
+	}
+	if !t.has("layers to gpu", "n_layer", "n_ctx", "buffer size", "mib free") {
+		return e
+	}
+	if m := reGGMLOffloaded.FindStringSubmatch(text); m != nil {
+		e.OffloadedLayers, _ = intOf(m[1])
+		e.Layers, _ = intOf(m[2])
+	} else if n, ok := lastInt(reGGMLNLayer, text); ok {
+		e.Layers = n + 1 // llama.cpp counts the output layer as one more
+	}
+	e.Ctx, _ = lastInt(reGGMLNCtx, text)
+	sum := func(re *regexp.Regexp) int64 {
+		var total int64
+		for _, m := range re.FindAllStringSubmatch(text, 64) {
+			if n := sizeAt(m, 1); n != nil {
+				total += *n
+			}
+		}
+		return total
+	}
+	if t.has("buffer size") {
+		e.GPUModelBytes, e.GPUKVBytes, e.GPUComputeBytes = sum(reGGMLModelBuf), sum(reGGMLKVBuf), sum(reGGMLCompBuf)
+	}
+	if m := reGGMLFreeVRAM.FindStringSubmatch(text); m != nil {
+		if n, ok := intOf(m[1]); ok {
+			e.GPUFreeBytes = int64(n) << 20
+		}
+	}
+	return e
+}
+
+// readGrowth finds the memory series a log prints before the OOM and
+// returns the one that grew most, or an explicit "A → B".
+func readGrowth(text string) Growth {
+	type series struct {
+		first, last, prev int64
+		n, rises          int
+	}
+	all := map[string]*series{}
+	var best Growth
+	var ms [][]string
+	for line := range strings.Lines(text) {
+		// An OOM message's own numbers are not a reading of the job's.
+		if len(ms) >= maxReadings || !memoryWord(line) || strings.Contains(line, "out of memory") || strings.Contains(line, "Tried to allocate") || strings.Contains(line, "OutOfMemory") {
+			continue
+		}
+		ms = append(ms, reMemReading.FindAllStringSubmatch(strings.ToLower(line), 4)...)
+	}
+	for _, m := range ms {
+		v, ok := parseSize(m[2], unitCase(m[3]))
+		if !ok || v <= 0 {
+			continue
+		}
+		key := strings.ToLower(m[1])
+		s := all[key]
+		if s == nil {
+			s = &series{first: v, prev: v}
+			all[key] = s
+		}
+		if v >= s.prev {
+			s.rises++
+		}
+		s.prev, s.last = v, v
+		s.n++
+	}
+	for _, key := range slices.Sorted(maps.Keys(all)) {
+		s := all[key]
+		// Mostly rising: a series that goes up and down is a per-step
+		// reading of the same peak, not growth.
+		if s.n >= 3 && float64(s.rises) >= risingShare*float64(s.n) && s.last-s.first > best.To-best.From {
+			best = Growth{From: s.first, To: s.last, Readings: s.n, Label: key}
+		}
+	}
+	for _, m := range reMemArrow.FindAllStringSubmatch(text, 64) {
+		a, ok1 := parseSize(m[1], m[2])
+		b, ok2 := parseSize(m[3], m[4])
+		if ok1 && ok2 && b-a > best.To-best.From && float64(b) >= 1.5*float64(a) {
+			best = Growth{From: a, To: b, Readings: 2, Label: "→"}
+		}
+	}
+	return best
+}
+
+// unitCase restores the case of a lower-cased size unit ("gib" → "GiB").
+func unitCase(u string) string {
+	if len(u) == 3 && u[1] == 'i' {
+		return strings.ToUpper(u[:1]) + "iB"
+	}
+	return strings.ToUpper(u)
+}
+
+// memoryWord is the cheap test before a line is read for a memory value.
+func memoryWord(line string) bool {
+	for _, w := range []string{"mem", "Mem", "MEM", "alloc", "reserved", "vram", "VRAM"} {
+		if strings.Contains(line, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// readSteps returns the highest step counter printed in text.
+func readSteps(text string) int {
+	hi, n := 0, 0
+	for line := range strings.Lines(text) {
+		if n >= maxReadings {
+			break
+		}
+		if !strings.Contains(line, "step") && !strings.Contains(line, "Step") && !strings.Contains(line, "iter") && !strings.Contains(line, "it/s") && !strings.Contains(line, "s/it") {
+			continue
+		}
+		for _, m := range reStepCounter.FindAllStringSubmatch(strings.ToLower(line), 4) {
+			n++
+			for _, g := range m[1:] {
+				if v, ok := intOf(g); ok && v > hi {
+					hi = v
+				}
+			}
+		}
+	}
+	return hi
+}

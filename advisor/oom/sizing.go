@@ -1,0 +1,309 @@
+package oom
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/fix"
+	"github.com/vrambot/vrambot/advisor/memory"
+	"github.com/vrambot/vrambot/advisor/plan"
+)
+
+// Sizing is the estimator's view of the workload the paste names, when it
+// names one (a catalog model, with a batch, a sequence length or a config):
+// the same estimate and plan /vram gives, so the fixes carry their savings.
+type Sizing struct {
+	Workload memory.Workload  `json:"workload"`
+	Estimate memory.Breakdown `json:"estimate"`
+	GPU      string           `json:"gpu"`
+	// UsableBytes is the GPU's memory the estimate is compared with: the
+	// paste's total capacity when it gives one.
+	UsableBytes int64      `json:"usable_bytes"`
+	Fit         memory.Fit `json:"fit"`
+	// plan holds the quantified fixes by id, for the stages.
+	plan map[string]fix.Fix
+}
+
+// contextShare is how close to an engine's own estimate of the longest
+// context that fits a proposed cap stays: at most the estimate and no more
+// than a fifth below it, rounded as far as that allows.
+const contextShare = 0.8
+
+// cappedContext is the context length to propose when est tokens fit: the
+// largest power of two, else multiple of 1024 (256, 64), that is at most
+// est and at least contextShare of it.
+func cappedContext(est int) int {
+	if est <= 0 {
+		return 0
+	}
+	lo := int(math.Ceil(contextShare * float64(est)))
+	p := 1
+	for p*2 <= est {
+		p *= 2
+	}
+	if p >= lo {
+		return p
+	}
+	for _, step := range []int{1024, 256, 64, 16} {
+		if v := est / step * step; v >= lo && v > 0 {
+			return v
+		}
+	}
+	return est
+}
+
+// vllmDefaultUtilization is vLLM's default gpu_memory_utilization.
+const vllmDefaultUtilization = 0.9
+
+// engineNeed is the per-GPU memory on which an engine that failed to size
+// its KV cache would start with the context it was asked for, from its
+// own numbers: what it holds besides the KV cache (budget minus the KV
+// memory it had) plus the KV cache it needed, over the same utilization.
+// 0 when the paste does not give the numbers.
+func engineNeed(total int64, util float64, kvAvailable, kvNeeded int64) int64 {
+	if total <= 0 || kvNeeded <= kvAvailable || kvAvailable < 0 {
+		return 0
+	}
+	if util <= 0 || util > 1 {
+		util = vllmDefaultUtilization
+	}
+	other := util*float64(total) - float64(kvAvailable)
+	if other < 0 {
+		return 0
+	}
+	return int64(math.Ceil((other + float64(kvNeeded)) / util))
+}
+
+// ggmlBitsPerWeight are the average bits per weight of GGUF quantisation
+// types (llama.cpp's quantize tool lists them), for the size of the same
+// model in a smaller type.
+var ggmlBitsPerWeight = map[string]float64{
+	"F16": 16, "BF16": 16, "Q8_0": 8.5, "Q6_K": 6.56, "Q5_K_M": 5.69, "Q5_K_S": 5.54, "Q5_0": 5.5, "Q5_1": 6,
+	"Q4_K_M": 4.85, "Q4_K_S": 4.58, "Q4_0": 4.5, "Q4_1": 5, "IQ4_XS": 4.25, "IQ4_NL": 4.5, "Q3_K_M": 3.91, "Q3_K_L": 4.27, "Q3_K_S": 3.5, "Q2_K": 2.63,
+}
+
+// smallerQuant is the 4-bit type proposed in place of a bigger one.
+const smallerQuant = "Q4_K_M"
+
+// ggmlMargin is what llama.cpp needs on the GPU beyond its buffers: the
+// CUDA context and the scratch of the backend (~300-500 MiB).
+const ggmlMargin = 512 << 20
+
+// ggmlSizes is what the llama.cpp numbers say fits: the layers to keep on
+// the GPU (-ngl), the context (-c), the weights in a 4-bit type, and the
+// memory the GPU would need to hold it all. Zero values are unknown.
+type ggmlSizes struct {
+	free, weights, kv, compute, need int64
+	layers, fitLayers, ctx, fitCtx   int
+	quant                            string
+	weights4bit                      int64
+}
+
+// sizeGGML reads the sizes from the report: the engine numbers the log
+// printed, with the failed buffer counted where it belongs.
+func sizeGGML(r Report, total int64) ggmlSizes {
+	e := r.Facts.Engine
+	s := ggmlSizes{free: e.GPUFreeBytes, weights: e.GPUModelBytes, kv: e.GPUKVBytes, compute: e.GPUComputeBytes,
+		layers: max(e.OffloadedLayers, e.Layers), ctx: e.Ctx, quant: r.Facts.Workload.Quant}
+	if s.free == 0 {
+		s.free = total
+	}
+	if t := r.TriedToAllocateBytes; t != nil && r.Device != nil && strings.HasPrefix(*r.Device, "cuda") {
+		switch r.Facts.GGMLBuffer {
+		case "kv":
+			s.kv = max(s.kv, *t)
+		case "compute":
+			s.compute = max(s.compute, *t)
+		case "weights":
+			s.weights = max(s.weights, *t)
+		}
+	}
+	if s.weights == 0 || s.free == 0 {
+		return s
+	}
+	s.need = s.weights + s.kv + s.compute + ggmlMargin
+	if s.need <= s.free {
+		// The logged buffers fit: the numbers do not explain the failure.
+		s.need = 0
+		return s
+	}
+	if s.layers > 1 {
+		perLayer := s.weights / int64(s.layers)
+		if room := s.free - s.kv - s.compute - ggmlMargin; room > 0 && perLayer > 0 {
+			s.fitLayers = min(s.layers-1, int(room/perLayer))
+		}
+	}
+	if s.kv > 0 && s.ctx > 0 {
+		perToken := float64(s.kv) / float64(s.ctx)
+		if room := s.free - s.weights - s.compute - ggmlMargin; room > 0 {
+			if n := int(float64(room) / perToken); n >= 512 && n < s.ctx {
+				s.fitCtx = cappedContext(n)
+			}
+		}
+	}
+	if bits, ok := ggmlBitsPerWeight[s.quant]; ok && bits > ggmlBitsPerWeight[smallerQuant]+0.5 {
+		s.weights4bit = int64(float64(s.weights) * ggmlBitsPerWeight[smallerQuant] / bits)
+	}
+	return s
+}
+
+// gpuOf is the GPU the paste ran on: the catalog card whose usable memory
+// is the reported total (within gpuMatch), else the one the paste names,
+// else a card of the reported size.
+func gpuOf(r Report) (catalog.GPU, bool) {
+	var total int64
+	if r.TotalCapacityBytes != nil {
+		total = *r.TotalCapacityBytes
+	}
+	if r.GPUHint != nil {
+		if g, ok := catalog.LookupGPU(*r.GPUHint); ok && (total == 0 || within(g.UsableBytes, total, gpuMatch)) {
+			return g, true
+		}
+	}
+	if total <= 0 {
+		return catalog.GPU{}, false
+	}
+	best, found := catalog.GPU{}, false
+	for _, g := range catalog.GPUs() {
+		if within(g.UsableBytes, total, gpuMatch) && (!found || abs(g.UsableBytes-total) < abs(best.UsableBytes-total)) {
+			best, found = g, true
+		}
+	}
+	if found {
+		return best, true
+	}
+	return catalog.GPU{Name: GiB(total) + " GPU", MemoryBytes: total, UsableBytes: total, BF16: true, Source: "the total capacity in the paste"}, true
+}
+
+// gpuMatch is how close a catalog card's usable memory must be to the
+// paste's total to be taken for it (drivers and MIG report a little less).
+const gpuMatch = 0.03
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+func within(a, b int64, share float64) bool {
+	return math.Abs(float64(a-b)) <= share*float64(b)
+}
+
+// hintGPUBytes is the usable memory of the GPU the paste names, or 0.
+func hintGPUBytes(r Report) int64 {
+	if r.GPUHint == nil {
+		return 0
+	}
+	if g, ok := catalog.LookupGPU(*r.GPUHint); ok {
+		return g.UsableBytes
+	}
+	return 0
+}
+
+// estimate runs the estimator and the planner on the workload the paste
+// names: a catalog model with a batch, a sequence length, or settings that
+// say how it was trained or served. It returns nil when the paste does not
+// name one; model lookup is the catalog's only (no network here).
+func estimate(r Report, stack fix.Framework) *Sizing {
+	pw := r.Facts.Workload
+	name := pw.Model
+	m, ok := catalog.LookupModel(name)
+	if !ok && r.ModelHint != nil {
+		m, ok = catalog.LookupModel(*r.ModelHint)
+	}
+	if !ok || pw.Batch == 0 && pw.SeqLen == 0 && pw.Method == "" && pw.ZeroStage < 0 && pw.MaxModelLen == 0 {
+		return nil
+	}
+	gpu, ok := gpuOf(r)
+	if !ok {
+		return nil
+	}
+	w := memory.Workload{Model: m, ModelName: m.Name, Batch: pw.Batch, SeqLen: pw.SeqLen, GPUs: max(1, pw.GPUs)}
+	if pw.AccumSteps > 1 {
+		w.Assumptions = append(w.Assumptions, fmt.Sprintf("gradient_accumulation_steps %d does not change memory: the micro-batch is %d", pw.AccumSteps, pw.Batch))
+	}
+	switch {
+	case pw.Method == "qlora":
+		w.Method, w.Precision = memory.MethodQLoRA, memory.PrecisionNF4
+	case pw.Method == "lora":
+		w.Method = memory.MethodLoRA
+	case r.Framework == FrameworkVLLM || r.Phase == PhaseGenerate || r.Phase == PhaseEval || r.Phase == PhaseLoad && !training(r):
+		w.Method = memory.MethodInference
+		if r.Framework == FrameworkVLLM {
+			w.Engine = "vllm"
+		}
+	default:
+		w.Method = memory.MethodFull
+	}
+	if w.Precision == "" {
+		switch {
+		case pw.Precision == "bf16" && w.Method == memory.MethodInference:
+			w.Precision = memory.PrecisionBF16
+		case pw.Precision == "bf16":
+			w.Precision = memory.PrecisionMixedBF16
+		case pw.Precision == "fp16" && w.Method == memory.MethodInference:
+			w.Precision = memory.PrecisionFP16
+		case pw.Precision == "fp16":
+			w.Precision = memory.PrecisionMixedFP16
+		}
+	}
+	if w.Engine == "vllm" && pw.MaxModelLen > 0 {
+		w.SeqLen = pw.MaxModelLen
+	}
+	if pw.GradCheckpointing != nil {
+		w.GradCheckpointing = *pw.GradCheckpointing
+	}
+	if pw.ZeroStage > 0 {
+		w.ZeroStage = pw.ZeroStage
+	}
+	switch pw.Offload {
+	case "optimizer":
+		w.Offload = memory.OffloadOptimizer
+	case "param":
+		w.Offload = memory.OffloadParam
+	}
+	w.TP = pw.TP
+	w = memory.Resolve(w)
+	est := memory.Estimate(w)
+	fit, _ := memory.Assess(est, gpu)
+	s := &Sizing{Workload: w, Estimate: est, GPU: gpu.Name, UsableBytes: gpu.UsableBytes, Fit: fit, plan: map[string]fix.Fix{}}
+	p := plan.Plan(w, gpu, stack)
+	stages := p.Stages
+	if p.ScaleOut != nil {
+		stages = append(stages, p.ScaleOut.Stages...)
+	}
+	for _, st := range stages {
+		for _, f := range st.Fixes {
+			if _, seen := s.plan[f.ID]; !seen {
+				s.plan[f.ID] = f
+			}
+		}
+	}
+	return s
+}
+
+// training reports a paste that shows a training step.
+func training(r Report) bool {
+	return r.Facts.Workload.Method != "" || r.Facts.Workload.ZeroStage >= 0 || r.Facts.Workload.AccumSteps > 0
+}
+
+// vllmEstimate is the estimator's memory for one request of seq tokens of
+// the model the paste names, served by vLLM: the smallest GPU it starts on
+// (memory.Breakdown's vLLM semantics). 0 when the catalog does not know
+// the model.
+func vllmEstimate(r Report, seq int) int64 {
+	name := r.Facts.Workload.Model
+	if name == "" && r.ModelHint != nil {
+		name = *r.ModelHint
+	}
+	m, ok := catalog.LookupModel(name)
+	if !ok || seq <= 0 {
+		return 0
+	}
+	w := memory.Resolve(memory.Workload{Model: m, ModelName: m.Name, Method: memory.MethodInference, Precision: memory.PrecisionBF16,
+		Batch: 1, SeqLen: seq, Engine: "vllm"})
+	return memory.Estimate(w).TotalBytes
+}
