@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vrambot/vrambot/advisor/memory"
+
 	"github.com/vrambot/vrambot/advisor/fix"
 
 	"github.com/vrambot/vrambot/commands"
@@ -333,5 +335,64 @@ func TestVRAMArchitectureFacts(t *testing.T) {
 		} else if tt.experts != 0 {
 			t.Errorf("%s: no experts reported", tt.query)
 		}
+	}
+}
+
+// TestVRAMKeepsTheUsersHardware is issue 11's planner acceptance: the
+// plans keep the GPU model and count the user named and the method, reach
+// a fit with the cheap changes on that hardware, and book no gradient
+// memory a model does not have.
+func TestVRAMKeepsTheUsersHardware(t *testing.T) {
+	tests := []struct {
+		query string
+		gpus  int
+		want  string // a fix id the plan must use
+	}{
+		{"llama-3.1-70b qlora 2x3090 gc=on zero=3", 2, fix.ParamOffload},
+		{"llama-3.1-70b full zero=3 gpus=8 h100 gc=on", 8, fix.ZeroOffload},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			r, err := commands.VRAM(context.Background(), tt.query, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := r.Result.(commands.VRAMResult)
+			var ids []string
+			var last fix.Fix
+			for _, st := range res.Stages {
+				for _, f := range st.Fixes {
+					ids = append(ids, f.ID)
+					last = f
+					if strings.Contains(f.Title, "more than") || strings.Contains(f.Detail, "more than the") {
+						t.Errorf("fix %s adds GPUs: %q", f.ID, f.Heading())
+					}
+				}
+			}
+			if !slices.Contains(ids, tt.want) {
+				t.Errorf("fixes %v, want %s on the user's %d GPUs", ids, tt.want, tt.gpus)
+			}
+			if last.TotalAfterBytes == nil || *last.TotalAfterBytes > res.GPU.UsableBytes {
+				t.Errorf("the plan does not fit: %v", last.TotalAfterBytes)
+			}
+			if res.Workload.GPUs != tt.gpus || res.Workload.Method == "" {
+				t.Errorf("workload on %d GPUs", res.Workload.GPUs)
+			}
+			if res.Workload.Method == memory.MethodQLoRA && res.Estimate.GradientsBytes > 1<<30 {
+				t.Errorf("QLoRA adapters book %d bytes of gradients", res.Estimate.GradientsBytes)
+			}
+			if res.ErrorBand == nil || res.ErrorBand.Cases == 0 || !strings.Contains(r.Summary, "measured") {
+				t.Errorf("no error band in %q / %+v", r.Summary, res.ErrorBand)
+			}
+		})
+	}
+	// QLoRA's headline fits where checkpointing alone would make it fit:
+	// checkpointing is QLoRA's default, as the tools have it.
+	r, err := commands.VRAM(context.Background(), "llama-3.1-8b-instruct qlora 4090", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := r.Result.(commands.VRAMResult); res.Fit != memory.FitFits || !res.Workload.GradCheckpointing {
+		t.Errorf("llama-3.1-8b-instruct qlora 4090: %s (checkpointing %v); want the headline to fit with QLoRA's default checkpointing", res.Fit, res.Workload.GradCheckpointing)
 	}
 }
