@@ -397,7 +397,7 @@ var paramOffload = candidate{
 	},
 	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
 		p := base(after, g)
-		p.HostRAM = gibWords(hostRAMBytesPerParam * before.Params)
+		p.HostRAM = gibWords(paramOffloadHostBytes(before))
 		return p
 	},
 }
@@ -442,6 +442,22 @@ var zero3ScaleOut = candidate{
 		p.WasGPUs = before.GPUs
 		return p
 	},
+}
+
+// hostBufferFactor is DeepSpeed's CPU buffer factor in its offload
+// estimates (estimate_zero3_model_states_mem_needs: Ψ·18·1.5).
+const hostBufferFactor = 1.5
+
+// paramOffloadHostBytes is the host RAM a parameter offload needs: the
+// whole job's model states as the workload stores them (a 4-bit base for
+// QLoRA, fp32 master and states for full fine-tuning) × DeepSpeed's buffer
+// factor.
+func paramOffloadHostBytes(w memory.Workload) int64 {
+	whole := w
+	whole.GPUs, whole.TP, whole.PP = 1, 1, 1
+	whole.Sharding, whole.ZeroStage, whole.Offload, whole.OptimizerInBackward = memory.ShardingNone, 0, memory.OffloadNone, false
+	b := memory.Estimate(whole)
+	return int64(hostBufferFactor * float64(b.WeightsBytes+b.GradientsBytes+b.OptimizerBytes))
 }
 
 // shardingFor is how a fix that shards keeps the user's stack: DeepSpeed
