@@ -375,3 +375,19 @@ func hasAssumption(t *testing.T, w memory.Workload, sub string) {
 	}
 	t.Errorf("no assumption contains %q: %q", sub, w.Assumptions)
 }
+
+// TestEveryTrainingFrameworkIsAWord: each framework whose defaults the
+// estimator knows can be named with framework=, and its snippets exist in
+// the fix catalogue's stacks.
+func TestEveryTrainingFrameworkIsAWord(t *testing.T) {
+	for _, fw := range memory.Frameworks() {
+		q, err := ParseQuery("7b lora framework=" + string(fw))
+		if err != nil {
+			t.Errorf("framework=%s: %v", fw, err)
+			continue
+		}
+		if q.Workload.Framework != fw || !slices.Contains(fix.Frameworks(), q.Framework) {
+			t.Errorf("framework=%s read as %q (snippets %q)", fw, q.Workload.Framework, q.Framework)
+		}
+	}
+}
