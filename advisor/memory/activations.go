@@ -113,6 +113,9 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 	trainLinear := trainWeights || (w.Method.IsAdapter() && quantisedBase(w) && !frameworks[w.Framework].torchaoNF4)
 	e := r.act
 	h, q, kvw, i, a := ls.h, ls.q, ls.kv, ls.i, ls.heads
+	if frameworks[w.Framework].fusedLoRA && w.Method.IsAdapter() && !ls.linear {
+		return fusedLoRABlock(w, m, ls, r)
+	}
 
 	// Norms save their input; RMSNorm upcasts to fp32, so does LayerNorm
 	// under autocast. Trainable norm weights also keep the normalised output.
@@ -333,11 +336,10 @@ func logitsBytes(w Workload, m catalog.Model, r regime) float64 {
 		return float64(w.Batch) * v * (r.act + fp32Bytes)
 	}
 	tokens := float64(w.Batch) * float64(w.SeqLen)
-	b := tokens * v * (r.act + logitsUpcastBytes) / float64(w.TP)
 	if w.ChunkedLoss {
-		b /= chunkedLossChunks
+		return chunkedLogitsBytes(w, m, r, tokens, v)
 	}
-	return b
+	return tokens * v * (r.act + logitsUpcastBytes) / float64(w.TP)
 }
 
 // kvCacheBytes is the KV cache of the batch at the workload's sequence

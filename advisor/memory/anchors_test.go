@@ -253,9 +253,17 @@ func TestLogitsUpcast(t *testing.T) {
 	if got := float64(Estimate(w).LogitsBytes); got != want {
 		t.Errorf("logits %.0f, want b·s·V·(2+4+4) = %.0f", got, want)
 	}
+	// A fused linear cross-entropy holds one chunk of logits sized as
+	// Liger does: ceil(V/h) = 32, so 2048/32 = 64 tokens, plus the hidden
+	// states' gradient.
 	w.ChunkedLoss = true
-	if got := float64(Estimate(w).LogitsBytes); got != want/chunkedLossChunks {
-		t.Errorf("chunked logits %.0f, want %.0f", got, want/chunkedLossChunks)
+	if got, want := float64(Estimate(w).LogitsBytes), float64(64*m.VocabSize*2+2048*4096*2); got != want {
+		t.Errorf("fused chunked loss %.0f, want %.0f", got, want)
+	}
+	// torchtune's chunked losses compute the logits in 8 pieces.
+	w.Framework = FrameworkTorchtune
+	if got := float64(Estimate(w).LogitsBytes); got != want/torchtuneLossChunks {
+		t.Errorf("torchtune's chunked logits %.0f, want %.0f", got, want/torchtuneLossChunks)
 	}
 	enc := Estimate(Workload{ModelName: "bert-large", Method: MethodFull, Batch: 4, SeqLen: 512})
 	if enc.LogitsBytes != 0 {

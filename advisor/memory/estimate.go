@@ -40,9 +40,6 @@ const (
 	// backward materialises an fp32 gradient of the same size (memory-model.md
 	// §5: b·s·V·(2+4+4)).
 	logitsUpcastBytes = 4 + 4
-	// chunkedLossChunks is how many pieces a chunked loss computes the logits
-	// in (torchtune CEWithChunkedOutputLoss num_output_chunks=8).
-	chunkedLossChunks = 8
 
 	// cudaContextBytes is what nvidia-smi shows beyond PyTorch's reserved
 	// memory: the CUDA context and the cuBLAS/cuDNN kernels and workspaces.

@@ -1,6 +1,11 @@
 package memory
 
-import "slices"
+import (
+	"math"
+	"slices"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+)
 
 // Checkpointing is the activation checkpointing mode (docs/memory-model.md §6.1).
 type Checkpointing string
@@ -92,16 +97,23 @@ type frameworkDefaults struct {
 	torchaoNF4 bool
 	// doubleQuant: bitsandbytes 4-bit with double-quantised scales.
 	doubleQuant bool
-	source      string
+	// fusedLoRA: the adapted block runs as the framework's fused autograd
+	// functions (fusedLoRABlock), not module by module.
+	fusedLoRA bool
+	// lossChunks: the chunked loss computes the logits and their fp32
+	// upcast in this many pieces of tokens (torchtune's 8); 0 is a fused
+	// linear cross-entropy sized like Liger's (chunkedLogitsBytes).
+	lossChunks int
+	source     string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
 	FrameworkUnsloth: {
-		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true,
-		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused cross-entropy and RMSNorm kernels, 4-bit loading with double quantisation`,
+		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true,
+		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation`,
 	},
 	FrameworkTorchtune: {
-		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true,
+		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks,
 		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
 	},
 	FrameworkAxolotl: {
@@ -247,4 +259,61 @@ func checkpointWords(c Checkpointing) string {
 		return "offloaded to CPU RAM (Unsloth's)"
 	}
 	return string(c)
+}
+
+// torchtuneLossChunks is torchtune's num_output_chunks (CEWithChunkedOutputLoss,
+// LinearCrossEntropyLoss).
+const torchtuneLossChunks = 8
+
+// chunkedLogitsBytes is the loss's share of memory under a chunked loss
+// (docs/memory-model.md §6.3). torchtune computes the logits, their fp32
+// upcast and gradient in lossChunks pieces. A fused linear cross-entropy
+// (Liger, Unsloth, TRL's chunked_nll) never holds more than one chunk of
+// logits, which it sizes as Liger does so that a chunk weighs about as
+// much as the hidden states (inc_factor = ceil(V/H), chunk =
+// next_power_of_2(ceil(b·s/inc_factor)) tokens; the cross-entropy kernel
+// writes its gradient into the chunk), plus the gradient of the hidden
+// states, allocated whole, and for a trained output head its gradient
+// accumulator (liger_kernel/ops/fused_linear_cross_entropy.py).
+func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab float64) float64 {
+	tp := float64(w.TP)
+	if n := frameworks[w.Framework].lossChunks; n > 0 {
+		return tokens * vocab * (r.act + logitsUpcastBytes) / float64(n) / tp
+	}
+	h := float64(m.HiddenSize)
+	inc := math.Ceil(vocab / math.Max(1, h))
+	chunk := math.Min(tokens, math.Exp2(math.Ceil(math.Log2(math.Max(1, math.Ceil(tokens/inc))))))
+	b := chunk*vocab*r.act + tokens*h*r.act
+	if w.Method == MethodFull {
+		b += vocab * h * r.grad
+	}
+	return b / tp
+}
+
+// fusedLoRABlock is what Unsloth's fused kernels keep for backward per
+// token of an adapted block (unsloth/kernels/fast_lora.py: LoRA_QKV and
+// LoRA_W keep their input, LoRA_MLP its input and the gate and up outputs,
+// recomputing their product; rms_layernorm.py keeps its 16-bit input and
+// the inverse RMS): the two norms' inputs, the attention input, the MLP
+// input, flash attention's q, k, v and output, the gate and up outputs,
+// and each adapter's rank-wide A output. The frozen 4-bit weights are
+// dequantised inside the kernels and keep nothing of their own.
+func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockBytes {
+	e := r.act
+	var b blockBytes
+	b.perTokenShared = 4 * e * ls.h
+	b.perToken = e * (2*ls.q + 2*ls.kv)
+	if ls.gated {
+		b.perToken += 2 * e * ls.i
+	} else {
+		b.perToken += e * ls.i
+	}
+	mods, n := loraModules(m, ls, w.LoRATargets)
+	for _, mod := range mods[:n] {
+		b.perToken += mod.active * e * float64(w.LoRARank)
+		if w.Method == MethodDoRA {
+			b.perToken += mod.active * doraSavedOutputs * e * mod.out
+		}
+	}
+	return b
 }

@@ -128,8 +128,12 @@ func TestChunkedLossShrinksLogits(t *testing.T) {
 	w := l318b(t)
 	std := Estimate(w).LogitsBytes
 	w.Loss = LossChunked
-	if chunked := Estimate(w).LogitsBytes; chunked*chunkedLossChunks > std+chunkedLossChunks || std != int64(2*8192*128256*10) {
-		t.Errorf("logits standard %d (want b·s·V·10), chunked %d (want an eighth)", std, chunked)
+	// One Liger chunk (16384 tokens / ceil(128256/4096) = 512 tokens), the
+	// hidden states' gradient and, the head being trained, its gradient
+	// accumulator.
+	want := int64(512*128256*2 + 16384*4096*2 + 128256*4096*2)
+	if chunked := Estimate(w).LogitsBytes; chunked != want || std != int64(2*8192*128256*10) {
+		t.Errorf("logits standard %d (want b·s·V·10), chunked %d (want %d)", std, chunked, want)
 	}
 }
 

@@ -130,7 +130,7 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 	switch {
 	case c.Kind != "measured":
 		return memory.Workload{}, "", "kind " + c.Kind
-	case c.Bound != "":
+	case c.Bound != "" && c.Bound != BoundCapacity:
 		return memory.Workload{}, "", "a " + c.Bound + " bound, not a measurement"
 	case c.Precision == "unknown" || c.Precision == "":
 		return memory.Workload{}, "", "precision not stated"
@@ -284,6 +284,28 @@ func ruleOfThumb(rule Rule, w memory.Workload) float64 {
 	}
 }
 
+// BoundCapacity marks a case whose reported memory is the capacity of the
+// GPU at which its workload is the largest that fits (Unsloth's
+// context-length benchmarks): the estimate must fit that capacity, and
+// not by far (MaxUnderCapacityPct).
+const BoundCapacity = "boundary"
+
+// MaxUnderCapacityPct is how far under the capacity the estimate of the
+// largest workload that fits may read.
+const MaxUnderCapacityPct = 25
+
+// CapacityViolations lists the capacity cases whose estimate does not fit
+// the capacity or reads more than MaxUnderCapacityPct under it.
+func (rep Report) CapacityViolations() []Row {
+	var out []Row
+	for _, r := range rep.Capacities {
+		if e := r.ErrorPct(RuleEstimator); e > 0 || e < -MaxUnderCapacityPct {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // MaxUnderBoundPct is how far below its measurement an estimate may fall
 // on a run whose real sequences were shorter than the length estimated:
 // at the stated maximum the estimate is an upper bound, so it must not
@@ -345,7 +367,10 @@ type Report struct {
 	// length is an upper bound, checked apart from the error statistics
 	// (it must not fall more than MaxUnderBoundPct below the measurement).
 	UpperBounds []Row
-	Skipped     []Skipped
+	// Capacities are the capacity-boundary cases (BoundCapacity), checked
+	// apart from the error statistics too.
+	Capacities []Row
+	Skipped    []Skipped
 	Summaries   []Summary
 	// ByMethod is the same per method, in memory.BandMethods order
 	// (methods without a judged case are left out).
@@ -385,8 +410,12 @@ func Evaluate(cases []Case) Report {
 			Got:              got,
 			ShorterSequences: c.ShorterSequences,
 		}
-		if c.ShorterSequences {
+		switch {
+		case c.ShorterSequences:
 			rep.UpperBounds = append(rep.UpperBounds, row)
+			continue
+		case c.Bound == BoundCapacity:
+			rep.Capacities = append(rep.Capacities, row)
 			continue
 		}
 		rep.Rows = append(rep.Rows, row)
@@ -506,6 +535,12 @@ func (rep Report) WriteTable(out io.Writer) error {
 			fmt.Fprintf(&b, "%-42s %-5s %8.2fG %8.2fG %+6.0f%%\n", r.ID, r.Measure.short(), r.Reported/1e9, r.Got[RuleEstimator]/1e9, r.ErrorPct(RuleEstimator))
 		}
 	}
+	if len(rep.Capacities) > 0 {
+		fmt.Fprintf(&b, "\ncapacity boundaries (the largest workload that fits the GPU; the estimate must fit, by at most %d%%):\n", MaxUnderCapacityPct)
+		for _, r := range rep.Capacities {
+			fmt.Fprintf(&b, "%-42s %-5s %8.2fG %8.2fG %+6.0f%%\n", r.ID, r.Measure.short(), r.Reported/1e9, r.Got[RuleEstimator]/1e9, r.ErrorPct(RuleEstimator))
+		}
+	}
 	b.WriteByte('\n')
 	rep.writeSummary(&b)
 	_, err := io.WriteString(out, b.String())
@@ -535,8 +570,9 @@ func (rep Report) WriteSummary(out io.Writer) error {
 }
 
 func (rep Report) writeSummary(b *strings.Builder) {
-	fmt.Fprintf(b, "%d cases judged, %d upper bounds (%d more than %d%% under), %d skipped (formula, rule-of-thumb, bound or unstated workload)\n",
-		len(rep.Rows), len(rep.UpperBounds), len(rep.BoundViolations()), MaxUnderBoundPct, len(rep.Skipped))
+	fmt.Fprintf(b, "%d cases judged, %d upper bounds (%d more than %d%% under), %d capacity boundaries (%d over or more than %d%% under), %d skipped (formula, rule-of-thumb, bound or unstated workload)\n",
+		len(rep.Rows), len(rep.UpperBounds), len(rep.BoundViolations()), MaxUnderBoundPct,
+		len(rep.Capacities), len(rep.CapacityViolations()), MaxUnderCapacityPct, len(rep.Skipped))
 	for _, s := range rep.Summaries {
 		fmt.Fprintf(b, "%-22s median |error| %5.1f%%   within 25%%: %5.1f%% (%d cases)\n",
 			s.Rule, s.MedianAbsErrPct, 100*s.Within25PctShare, s.Cases)

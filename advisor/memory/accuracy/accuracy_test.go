@@ -177,6 +177,14 @@ func TestCombinedAccuracy(t *testing.T) {
 	for _, r := range rep.BoundViolations() {
 		t.Errorf("%s: real sequences were shorter, yet the estimate reads %.0f%% under the measurement", r.ID, r.ErrorPct(RuleEstimator))
 	}
+	// Unsloth's context-length benchmarks: the longest context that fits
+	// each card must be estimated to fit it, and not by far.
+	if len(rep.Capacities) < 10 {
+		t.Errorf("only %d capacity boundaries", len(rep.Capacities))
+	}
+	for _, r := range rep.CapacityViolations() {
+		t.Errorf("%s: the largest context that fits is estimated at %+.0f%% of the card", r.ID, r.ErrorPct(RuleEstimator))
+	}
 }
 
 // TestErrorBandsAreCurrent: the bands every estimate quotes
