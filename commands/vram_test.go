@@ -64,6 +64,9 @@ var vramGoldenQueries = []struct {
 	{"lora-budget-24gb", "meta-llama/Llama-2-7b-hf lora bs=8 seq=4096 24gb framework=hf"},
 	{"vllm-l4", "llama-3.1-8b engine=vllm l4"},
 	{"inference-70b-v100", "llama-2-70b v100"},
+	{"fsdp-selective-torchtune", "llama-3.1-8b full 8xh100 fsdp gc=selective bs=2 seq=8192 framework=torchtune tokens=2B"},
+	{"qlora-2x3090-zero3", "llama-3.1-70b qlora 2x3090 gc=on zero=3"},
+	{"full-v100-fp16", "llama-3.2-1b full v100 bs=4 seq=1024 tokens=500M"},
 }
 
 func TestVRAMGolden(t *testing.T) {
