@@ -105,11 +105,12 @@ var (
 	frameworkEnum = queryEnum{
 		values: map[string]string{
 			"pytorch": "pytorch", "torch": "pytorch",
-			"hf": "hf", "hf-trainer": "hf", "transformers": "hf", "accelerate": "hf",
+			"hf": "hf", "hf-trainer": "hf", "transformers": "hf", "accelerate": "hf", "peft": "hf",
 			"trl":       "trl",
 			"unsloth":   "unsloth",
 			"axolotl":   "axolotl",
 			"torchtune": "torchtune", "tune": "torchtune",
+			"torchtitan": "torchtitan", "titan": "torchtitan",
 			"llama-factory": "llama-factory", "llamafactory": "llama-factory", "llama-board": "llama-factory",
 			"lightning": "lightning", "pl": "lightning",
 			"deepspeed": "deepspeed", "ds": "deepspeed",
@@ -117,7 +118,7 @@ var (
 			"jax": "jax", "flax": "jax",
 			"vllm": "vllm",
 		},
-		canon: []string{"pytorch", "hf", "trl", "unsloth", "axolotl", "torchtune", "llama-factory", "lightning", "deepspeed", "keras", "jax", "vllm"},
+		canon: []string{"pytorch", "hf", "trl", "unsloth", "axolotl", "torchtune", "torchtitan", "llama-factory", "lightning", "deepspeed", "keras", "jax", "vllm"},
 	}
 )
 
@@ -137,6 +138,7 @@ var frameworkStacks = map[string]frameworkStack{
 	"axolotl":       {snippets: fix.FrameworkAxolotl, memory: memory.FrameworkAxolotl},
 	"torchtune":     {snippets: fix.FrameworkTorchtune, memory: memory.FrameworkTorchtune},
 	"llama-factory": {snippets: fix.FrameworkLlamaFactory, memory: memory.FrameworkLlamaFactory},
+	"torchtitan":    {snippets: fix.FrameworkPyTorch, memory: memory.FrameworkTorchtitan},
 	"lightning":     {snippets: fix.FrameworkLightning},
 	"deepspeed":     {snippets: fix.FrameworkDeepSpeed},
 	"keras":         {snippets: fix.FrameworkKeras},

@@ -72,6 +72,7 @@ const (
 	FrameworkTorchtune    Framework = "torchtune"
 	FrameworkTRL          Framework = "trl"
 	FrameworkLlamaFactory Framework = "llama-factory"
+	FrameworkTorchtitan   Framework = "torchtitan"
 )
 
 // frameworkDefaults is what a framework's recipes do when the user does
@@ -123,6 +124,10 @@ var frameworks = map[Framework]frameworkDefaults{
 	FrameworkTRL: {
 		checkpointing: CheckpointFull, loss: LossChunked,
 		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
+	},
+	FrameworkTorchtitan: {
+		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true,
+		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU`,
 	},
 	FrameworkLlamaFactory: {
 		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true,
