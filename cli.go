@@ -19,16 +19,25 @@ import (
 const usage = `vrambot — GPU memory answers for ML teams
 
 usage:
-  vrambot vram    [--json] QUERY...          estimate, staged fixes, best-priced GPUs
+  vrambot vram    [--json] [--config PATH] QUERY...
+                                             estimate, staged fixes, best-priced GPUs
+                                             (--config: a local config.json is the model)
   vrambot oom     [--json] [FILE|-]          parse and diagnose an OOM paste (stdin by default)
   vrambot prices  [--json] [--refresh] [--gpu NAME] [--min-memory 24GiB]
-  vrambot digest  [--json] [--dry-run] [--window 24h] [--at RFC3339]
+  vrambot digest  [--json] [--dry-run] [--window 24h|7d] [--at RFC3339] [--chart FILE]
   vrambot serve                              the Slack bot (+ cron jobs)
   vrambot manifest                           print the Slack app manifest for this config
+  vrambot models  [--json] [WORD]            the model catalog (name, id, params, active params, context, source)
+
+models: a catalog name (llama-3.1-8b), a size (8b), or any Hugging Face id
+(Qwen/Qwen3-8B), read from its config.json on the Hub (HF_ENDPOINT,
+HF_TOKEN for gated repos, HF_HUB_OFFLINE=1 to stay off it).
 
 examples:
   vrambot vram 7b lora a100
   vrambot vram llama-3-8b qlora bs=4 seq=4096 4090
+  vrambot vram Qwen/Qwen3-8B lora 4090
+  vrambot vram --json --config ./config.json inference h100
   pbpaste | vrambot oom
 `
 
@@ -56,7 +65,7 @@ type env struct {
 	lookup         config.Lookup
 }
 
-var subcommands = []string{"vram", "oom", "prices", "digest", "serve", "manifest", "help"}
+var subcommands = []string{"vram", "oom", "prices", "digest", "serve", "manifest", "models", "help"}
 
 // run executes one CLI invocation and returns the process exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup config.Lookup) int {
@@ -79,6 +88,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runServe(ctx, e, rest)
 	case "manifest":
 		err = runManifest(ctx, e, rest)
+	case "models":
+		err = runModels(ctx, e, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

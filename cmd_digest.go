@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/digest"
+	"github.com/vrambot/vrambot/digest/chart"
+	"github.com/vrambot/vrambot/digest/schedule"
+	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -17,8 +22,9 @@ func runDigest(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("digest", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	dryRun := fs.Bool("dry-run", false, "compose and print, do not post")
-	window := fs.Duration("window", 24*time.Hour, "how far back to look")
+	windowFlag := fs.String("window", "24h", "how far back to look: 24h, 36h, 7d, 1d12h")
 	atFlag := fs.String("at", "", "end of the window, RFC 3339 (default now)")
+	chartFile := fs.String("chart", "", "write the chart as PNG to this file")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -26,8 +32,9 @@ func runDigest(ctx context.Context, e env, args []string) error {
 	if len(rest) > 0 {
 		return usagef("see vrambot help", "digest: unexpected argument %q", rest[0])
 	}
-	if *window <= 0 || *window > digest.MaxWindow {
-		return usagef("e.g. --window 24h", "digest: --window must be between 0 and %s", digest.MaxWindow)
+	window, err := digest.ParseWindow(*windowFlag)
+	if err != nil {
+		return usagef("e.g. --window 24h or --window 7d", "digest: --window: %s", errs.UserMessage(err))
 	}
 	at := time.Now()
 	if *atFlag != "" {
@@ -40,7 +47,7 @@ func runDigest(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	var poster digest.Poster
+	var poster schedule.Poster
 	if !*dryRun {
 		if a.cfg.SlackBotToken == "" || a.cfg.DigestChannel == "" {
 			fmt.Fprintln(e.stderr, "vrambot: digest: SLACK_BOT_TOKEN or VRAMBOT_DIGEST_CHANNEL not set: printing instead of posting (dry run)")
@@ -49,13 +56,23 @@ func runDigest(ctx context.Context, e env, args []string) error {
 			poster = bot.NewTokenPoster(a.cfg.SlackBotToken.Value(), a.cfg.SlackAPIURL, a.log)
 		}
 	}
-	sched, err := a.scheduler(poster, *window)
+	sched, err := a.scheduler(poster)
 	if err != nil {
 		return err
 	}
-	d, err := sched.RunOnce(ctx, at, *dryRun)
+	d, err := sched.Compose(ctx, at, window)
 	if err != nil {
 		return fmt.Errorf("digest: %w", err)
+	}
+	if *chartFile != "" {
+		if err := writeChart(*chartFile, d); err != nil {
+			return err
+		}
+	}
+	if !*dryRun {
+		if _, err := sched.Post(ctx, d); err != nil {
+			return fmt.Errorf("digest: %w", err)
+		}
 	}
 	if *asJSON {
 		return printReply(e, reply.Reply{Result: d}, true)
@@ -66,4 +83,21 @@ func runDigest(ctx context.Context, e env, args []string) error {
 	}
 	_, err = io.WriteString(e.stdout, strings.Join(texts, "\n---\n\n"))
 	return err
+}
+
+// writeChart writes the digest's chart to path. A window without GPU
+// memory samples has nothing to draw: that is an error, so a script asking
+// for the chart learns it got none.
+func writeChart(path string, d digest.Digest) error {
+	png, err := d.ChartPNG()
+	switch {
+	case errors.Is(err, chart.ErrNoData):
+		return fmt.Errorf("digest: --chart: no GPU memory samples in the window to draw (is VRAMBOT_PROMETHEUS_URL set, and does it scrape dcgm-exporter?)")
+	case err != nil:
+		return fmt.Errorf("digest: --chart: %w", err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		return fmt.Errorf("digest: --chart: %w", err)
+	}
+	return nil
 }

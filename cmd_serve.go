@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/config"
 	"golang.org/x/sync/errgroup"
@@ -25,13 +27,19 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err := a.cfg.ValidateServe(); err != nil {
 		return &usageError{reason: "configuration: " + err.Error(), hint: "see README, Configuration"}
 	}
+	// Slack answers Hub lookups after the ack, so serve waits longer than the CLI.
+	if a.models, err = newModelResolver(a.cfg, a.store, log, serveHubTimeout); err != nil {
+		return err
+	}
+	cmds := commandSet{offers: a.book, models: a.models}
 	srv, err := bot.New(bot.Config{
 		BotToken:      a.cfg.SlackBotToken.Value(),
 		SigningSecret: a.cfg.SlackSigningSecret.Value(),
 		AppToken:      a.cfg.SlackAppToken.Value(),
 		APIURL:        a.cfg.SlackAPIURL,
 	}, bot.Deps{
-		Commands:  commandSet{offers: a.book},
+		Commands:  cmds,
+		Configs:   cmds,
 		Store:     a.store,
 		RecordOOM: recordOOM(a.events),
 		Logger:    log,
@@ -46,11 +54,25 @@ func runServe(ctx context.Context, e env, args []string) error {
 		g.Go(func() error { return srv.Run(ctx) })
 	}
 	if a.cfg.DigestChannel != "" {
-		sched, err := a.scheduler(srv.Poster(), 0)
+		sched, err := a.scheduler(srv.Poster())
 		if err != nil {
 			return err
 		}
-		g.Go(func() error { return sched.Run(ctx) })
+		// The digests run on a cron shared with every periodic job of serve;
+		// this one stands in until that cron is built here (issue 9).
+		jobs := cron.New(cron.WithLocation(a.cfg.Location))
+		if err := sched.Register(ctx, jobs); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		jobs.Start()
+		g.Go(func() error {
+			if _, err := sched.CatchUp(ctx); err != nil {
+				log.Error("digest catch-up failed", "err", err)
+			}
+			<-ctx.Done()
+			<-jobs.Stop().Done()
+			return nil
+		})
 	} else {
 		log.Info("digest disabled: VRAMBOT_DIGEST_CHANNEL not set")
 	}

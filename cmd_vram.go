@@ -3,29 +3,70 @@ package main
 import (
 	"context"
 	"flag"
+	"io"
+	"os"
 	"strings"
 
+	"github.com/vrambot/vrambot/advisor/hfconfig"
 	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/models"
+	"github.com/vrambot/vrambot/reply"
 )
 
 func runVRAM(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("vram", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
+	configPath := fs.String("config", "", "a Hugging Face config.json (- for stdin) instead of a model name")
 	query, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(query) == 0 {
+	if len(query) == 0 && *configPath == "" {
 		return usagef("e.g. vrambot vram 7b lora a100", "vram: no query given")
+	}
+	var config []byte
+	if *configPath != "" {
+		if config, err = readConfig(e, *configPath); err != nil {
+			return err
+		}
 	}
 	a, err := newApp(e, nil)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	r, err := commands.VRAM(ctx, strings.Join(query, " "), a.book)
+	deps := commands.VRAMDeps{Models: a.models, Offers: a.book}
+	text := strings.Join(query, " ")
+	var r reply.Reply
+	if config != nil {
+		r, err = commands.VRAMWithConfig(ctx, text, config, models.ConfigName(*configPath, config), deps)
+	} else {
+		r, err = commands.VRAM(ctx, text, deps)
+	}
 	if err != nil {
 		return err
 	}
 	return printReply(e, r, *asJSON)
+}
+
+// readConfig reads the --config file (or stdin for "-"), refusing one
+// larger than any real config.json before reading it all.
+func readConfig(e env, path string) ([]byte, error) {
+	in := e.stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("give the path of a config.json", "vram: --config: %v", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, hfconfig.MaxConfigBytes+1))
+	if err != nil {
+		return nil, usagef("give the path of a config.json", "vram: --config: %v", err)
+	}
+	if len(data) > hfconfig.MaxConfigBytes {
+		return nil, usagef("give the model's config.json, not its weights", "vram: --config: %s is larger than %d KiB, more than any config.json", path, hfconfig.MaxConfigBytes>>10)
+	}
+	return data, nil
 }

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/commands"
 	"github.com/vrambot/vrambot/config"
 	"github.com/vrambot/vrambot/digest"
+	"github.com/vrambot/vrambot/digest/prom"
+	"github.com/vrambot/vrambot/digest/schedule"
+	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/pricing/source"
 	"github.com/vrambot/vrambot/reply"
@@ -24,6 +26,7 @@ type app struct {
 	store  store.Store
 	book   *pricing.Book
 	events *digest.EventLog
+	models *models.Resolver
 	log    *slog.Logger
 }
 
@@ -49,16 +52,34 @@ func newApp(e env, log *slog.Logger) (*app, error) {
 		return nil, &usageError{reason: "VRAMBOT_PRICE_SOURCES: " + err.Error(), hint: "e.g. embedded,gpuhunt:aws,azure"}
 	}
 	book := pricing.NewBook(st, sources, source.Embedded(), pricing.WithLogger(log))
-	return &app{cfg: cfg, store: st, book: book, events: digest.NewEventLog(st), log: log}, nil
+	resolver, err := newModelResolver(cfg, st, log, cliHubTimeout)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &app{cfg: cfg, store: st, book: book, events: digest.NewEventLog(st), models: resolver, log: log}, nil
 }
 
 func (a *app) Close() error { return a.store.Close() }
 
 // commandSet adapts the commands package to the bot's Commands interface.
-type commandSet struct{ offers commands.OfferFinder }
+type commandSet struct {
+	offers commands.OfferFinder
+	models commands.ModelResolver
+}
 
 func (c commandSet) VRAM(ctx context.Context, query string) (reply.Reply, error) {
-	return commands.VRAM(ctx, query, c.offers)
+	return commands.VRAM(ctx, query, c.deps())
+}
+
+// VRAMConfig answers a mention that attached a config.json (bot.ConfigVRAM);
+// fileName is the file's name as uploaded.
+func (c commandSet) VRAMConfig(ctx context.Context, query string, config []byte, fileName string) (reply.Reply, error) {
+	return commands.VRAMWithConfig(ctx, query, config, models.ConfigName(fileName, config), c.deps())
+}
+
+func (c commandSet) deps() commands.VRAMDeps {
+	return commands.VRAMDeps{Models: c.models, Offers: c.offers}
 }
 
 func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bool) {
@@ -67,85 +88,28 @@ func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bool) {
 	return r, ok && res.Detected
 }
 
-// gpuHourPricer prices idle GPU-hours for the digest from the cached offers:
-// the cheapest on-demand $/GPU-hour for the GPU model DCGM reports. The
-// table is re-read from the cache at most every pricerTTL, so a long-running
-// serve uses the prices the refresh job keeps up to date.
-type gpuHourPricer struct {
-	book *pricing.Book
-
-	mu       sync.Mutex
-	loadedAt time.Time
-	cheapest map[string]pricing.Offer // by catalog key
-}
-
-const (
-	pricerTTL         = time.Hour
-	pricerReadTimeout = 5 * time.Second
-)
-
-func newGPUHourPricer(book *pricing.Book) *gpuHourPricer { return &gpuHourPricer{book: book} }
-
-func (p *gpuHourPricer) table() map[string]pricing.Offer {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cheapest != nil && time.Since(p.loadedAt) < pricerTTL {
-		return p.cheapest
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), pricerReadTimeout)
-	defer cancel()
-	cheapest := map[string]pricing.Offer{}
-	offers, _, err := p.book.Offers(ctx)
-	if err != nil {
-		return cheapest // no prices: the digest says "price unknown"
-	}
-	for _, o := range offers {
-		if o.Spot || o.PricePerGPUHourUSD <= 0 {
-			continue
-		}
-		if best, ok := cheapest[o.GPUKey]; !ok || o.PricePerGPUHourUSD < best.PricePerGPUHourUSD {
-			cheapest[o.GPUKey] = o
-		}
-	}
-	p.cheapest, p.loadedAt = cheapest, time.Now()
-	return cheapest
-}
-
-func (p *gpuHourPricer) PricePerGPUHour(modelName string) (float64, string, bool) {
-	gpu, ok := source.NormalizeGPU(modelName, 0)
-	if !ok {
-		return 0, "", false
-	}
-	o, ok := p.table()[gpu.Key]
-	if !ok {
-		return 0, "", false
-	}
-	return o.PricePerGPUHourUSD, fmt.Sprintf("cheapest on-demand %s at %s (%s, as of %s)", gpu.Name, o.Provider, o.Source, o.AsOf), true
-}
-
-// window 0 means the digest default.
-func (a *app) scheduler(poster digest.Poster, window time.Duration) (*digest.Scheduler, error) {
-	cfg := digest.SchedulerConfig{
-		Window:   window,
-		Spec:     a.cfg.DigestCron,
-		Location: a.cfg.Location,
-		Channel:  a.cfg.DigestChannel,
-		Store:    a.store,
-		Events:   a.events,
-		Pricer:   newGPUHourPricer(a.book),
-		Logger:   a.log,
-	}
-	if poster != nil {
-		cfg.Poster = poster
+// scheduler wires the digest: Prometheus (when configured), the OOM event
+// log, the book's GPU-hour prices (*pricing.Book is a digest.Pricer), the
+// store for the exactly-once markers, and poster (nil: no posting).
+func (a *app) scheduler(poster schedule.Poster) (*schedule.Scheduler, error) {
+	cfg := schedule.Config{
+		Spec:       a.cfg.DigestCron,
+		WeeklySpec: a.cfg.DigestWeeklyCron,
+		Location:   a.cfg.Location,
+		Channel:    a.cfg.DigestChannel,
+		Store:      a.store,
+		Poster:     poster,
+		Sources:    schedule.Sources{Events: a.events, Pricer: a.book},
+		Logger:     a.log,
 	}
 	if a.cfg.PrometheusURL != "" {
-		prom, err := digest.NewPrometheus(a.cfg.PrometheusURL)
+		src, err := prom.New(a.cfg.PrometheusURL)
 		if err != nil {
 			return nil, fmt.Errorf("VRAMBOT_PROMETHEUS_URL: %w", err)
 		}
-		cfg.Metrics = prom
+		cfg.Sources.Metrics = src
 	}
-	return digest.NewScheduler(cfg)
+	return schedule.New(cfg)
 }
 
 // recordOOM appends every OOM the bot answered to the digest's event log:

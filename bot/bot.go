@@ -116,6 +116,9 @@ type Deps struct {
 	Logger    *slog.Logger
 	// HTTPClient is used for the Web API, response_url and file downloads.
 	HTTPClient *http.Client
+	// Configs, when set, answers mentions that attach a config.json
+	// (configfile.go); without it such a mention is an ordinary one.
+	Configs ConfigVRAM
 }
 
 // Server is the Slack app.

@@ -21,7 +21,7 @@ import (
 type realCommands struct{}
 
 func (realCommands) VRAM(ctx context.Context, query string) (reply.Reply, error) {
-	return commands.VRAM(ctx, query, nil)
+	return commands.VRAM(ctx, query, commands.VRAMDeps{})
 }
 
 func (realCommands) OOM(ctx context.Context, text string) (reply.Reply, bool) {

@@ -44,6 +44,7 @@ type innerEvent struct {
 // slackFile is the part of a file object needed to fetch a pasted snippet.
 type slackFile struct {
 	ID                 string `json:"id"`
+	Name               string `json:"name"`
 	Mimetype           string `json:"mimetype"`
 	Filetype           string `json:"filetype"`
 	Mode               string `json:"mode"`

@@ -31,10 +31,11 @@ type fakeSlack struct {
 	mu        sync.Mutex
 	calls     []apiCall
 	ts        int
-	files     map[string]string // download path -> content
-	rateLimit int               // answer this many chat.postMessage calls with 429 first
-	badBlocks bool              // refuse chat.postMessage with blocks (invalid_blocks)
-	ws        http.HandlerFunc  // Socket Mode WebSocket endpoint, when set
+	files     map[string]string    // download path -> content
+	rateLimit int                  // answer this many chat.postMessage calls with 429 first
+	badBlocks bool                 // refuse chat.postMessage with blocks (invalid_blocks)
+	shares    map[string][2]string // file id -> channel and ts of the message sharing it
+	ws        http.HandlerFunc     // Socket Mode WebSocket endpoint, when set
 }
 
 // apiCall is one request the fake saw. Form holds form-encoded Web API
@@ -150,7 +151,25 @@ func (f *fakeSlack) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case "files.getUploadURLExternal":
 		resp = map[string]any{"upload_url": f.srv.URL + "/upload/F1", "file_id": "F1"}
 	case "files.completeUploadExternal":
+		if ch := c.Form.Get("channel_id"); ch != "" && c.Form.Get("thread_ts") == "" {
+			f.mu.Lock()
+			f.ts++
+			if f.shares == nil {
+				f.shares = map[string][2]string{}
+			}
+			f.shares["F1"] = [2]string{ch, fmt.Sprintf("1700000000.%06d", f.ts)}
+			f.mu.Unlock()
+		}
 		resp = map[string]any{"files": []map[string]any{{"id": "F1", "title": "t"}}}
+	case "files.info":
+		f.mu.Lock()
+		share, ok := f.shares[c.Form.Get("file")]
+		f.mu.Unlock()
+		file := map[string]any{"id": c.Form.Get("file")}
+		if ok {
+			file["shares"] = map[string]any{"public": map[string]any{share[0]: []map[string]any{{"ts": share[1]}}}}
+		}
+		resp = map[string]any{"file": file}
 	case "apps.connections.open":
 		resp = map[string]any{"url": "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/ws"}
 	default:

@@ -122,6 +122,11 @@ func (h *handoff) abandon() (reply.Reply, bool) {
 // command's own message; share adds the "Share in channel" button.
 func (s *Server) vramReply(ctx context.Context, query string, share bool) reply.Reply {
 	r, err := s.deps.Commands.VRAM(ctx, query)
+	return s.vramOutcome(query, share, r, err)
+}
+
+// vramOutcome turns a /vram answer or error into the reply to post.
+func (s *Server) vramOutcome(query string, share bool, r reply.Reply, err error) reply.Reply {
 	if err != nil {
 		// The user sees the message of a classified error; anything
 		// internal stays in the log (internal/errs).
@@ -245,6 +250,10 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 	text := strings.TrimSpace(mentionRE.ReplaceAllString(slackUnescape(ev.Text), " "))
 	thread := threadOf(ev)
+	if f, ok := s.attachedConfig(ev); ok {
+		s.post(ctx, ev.Channel, thread, s.vramConfigReply(ctx, configQuery(text), f))
+		return
+	}
 	if word, rest, _ := strings.Cut(text, " "); strings.EqualFold(word, "vram") {
 		rest = strings.TrimSpace(rest)
 		r := usageReply("@vrambot vram")

@@ -109,6 +109,82 @@ func (p *Poster) UploadFile(ctx context.Context, channel, threadTS, filename, ti
 	return nil
 }
 
+// Slack shares a file uploaded with files.completeUploadExternal
+// asynchronously; files.info lists the share (and so the message's ts) once
+// it exists, usually within a second or two (docs/slack.md §A.7).
+const (
+	shareWaitTimeout = 15 * time.Second
+	sharePollFirst   = 250 * time.Millisecond
+	sharePollMax     = 2 * time.Second
+)
+
+// PostReplyWithFile posts r as a new message in channel with data attached,
+// through Slack's external upload flow: the file is shared with r's blocks as
+// its message (files.completeUploadExternal's blocks argument), and the
+// message's ts is read back from files.info. An error means nothing was
+// shared; an empty ts with no error means the message was shared but Slack
+// did not list it within shareWaitTimeout. channel must be a channel id.
+func (p *Poster) PostReplyWithFile(ctx context.Context, channel string, r reply.Reply, filename, title string, data []byte) (string, error) {
+	if len(data) == 0 {
+		return "", errors.New("post with file: empty file")
+	}
+	out := render(r)
+	if err := p.pace.wait(ctx, channel); err != nil {
+		return "", fmt.Errorf("post %s to %s: %w", filename, channel, err)
+	}
+	f, err := p.api.UploadFileContext(ctx, slack.UploadFileParameters{
+		Filename: filename,
+		Title:    title,
+		FileSize: len(data),
+		Reader:   bytes.NewReader(data),
+		Channel:  channel,
+		Blocks:   slack.Blocks{BlockSet: out.blocks},
+	})
+	if err != nil {
+		p.metrics.apiError("files.upload")
+		return "", fmt.Errorf("post %s to %s: %w", filename, channel, redact.Error(err, redact.Origin))
+	}
+	return p.shareTS(ctx, f.ID, channel), nil
+}
+
+// shareTS polls files.info until the file's share in channel is listed, and
+// returns that message's ts ("" when it is not listed in time).
+func (p *Poster) shareTS(ctx context.Context, fileID, channel string) string {
+	ctx, cancel := context.WithTimeout(ctx, shareWaitTimeout)
+	defer cancel()
+	wait := sharePollFirst
+	for {
+		f, _, _, err := p.api.GetFileInfoContext(ctx, fileID, 0, 0)
+		if err == nil {
+			if ts := shareIn(f.Shares, channel); ts != "" {
+				return ts
+			}
+		} else if ctx.Err() == nil {
+			p.metrics.apiError("files.info")
+			p.log.Info("files.info failed while waiting for a share", "file", fileID, "err", redact.Error(err, redact.Origin))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			p.log.Warn("file shared, but its message was not listed in time", "file", fileID, "channel", channel, "waited", shareWaitTimeout)
+			return ""
+		case <-t.C:
+		}
+		wait = min(2*wait, sharePollMax)
+	}
+}
+
+// shareIn is the ts of the file's first share in channel.
+func shareIn(s slack.Share, channel string) string {
+	for _, m := range []map[string][]slack.ShareFileInfo{s.Public, s.Private} {
+		if infos := m[channel]; len(infos) > 0 {
+			return infos[0].Ts
+		}
+	}
+	return ""
+}
+
 func fileName(r reply.Reply) string {
 	if r.Kind == "" {
 		return "vrambot.txt"

@@ -179,7 +179,7 @@ func TestOOMNilOffers(t *testing.T) {
 func TestOOMAndVRAMNameFixesAlike(t *testing.T) {
 	oomRes := OOM(context.Background(), "  File \"/opt/site-packages/transformers/trainer.py\", line 3782, in training_step\n    self.accelerator.backward(loss, **kwargs)\n"+
 		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.23 GiB is free. Of the allocated memory 20.10 GiB is allocated by PyTorch, and 1.35 GiB is reserved by PyTorch but unallocated.", nil).Result.(OOMResult)
-	vram, err := VRAM(context.Background(), "7b lora bs=8 seq=4096 4090 framework=hf", nil)
+	vram, err := VRAM(context.Background(), "7b lora bs=8 seq=4096 4090 framework=hf", VRAMDeps{})
 	if err != nil {
 		t.Fatal(err)
 	}

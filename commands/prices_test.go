@@ -54,12 +54,25 @@ func pricesSnapshot() *pricesFakeSource {
 		pricesOffer("gcp", "a2-ultragpu-1g", "A100-80GB", 1, 1.57, true, "us-central1", "2026-11-29"),
 		pricesOffer("hyperstack", "gpu_1x_a6000", "RTXA6000", 1, 0.50, false, "canada-1", "2026-11-09"),
 		pricesOffer("lambda", "gpu_1x_h100_sxm5", "H100-SXM", 1, 2.99, false, "us-east-1", "2026-09-20"),
+		pricesOffer("lambda", "gpu_1x_h100_pcie", "H100-PCIe", 1, 2.49, false, "us-east-1", "2026-11-20"),
+		pricesOffer("runpod", "H100 NVL - Community Cloud", "H100-NVL", 1, 2.59, false, "community", "2026-11-09"),
+		pricesOffer("azure", "Standard_NC4as_T4_v3", "T4", 1, 0.53, false, "US (west/central)", "2023-10-30"),
+		pricesOffer("aws", "g4dn.xlarge", "T4", 1, 0.526, false, "us-east-1", "2026-01-21"),
+		pricesOffer("azure", "Standard_NC6s_v3", "V100-16GB", 1, 3.06, false, "centralus", "2024-01-05"),
+		pricesOffer("vast", "8x-Tesla_V100-32-65536", "V100-16GB", 8, 0.85, false, "Sweden, SE, EU", "2026-11-29"),
+		componentOffer(pricesOffer("gcp", "nvidia-tesla-t4 GPU component only (add n1 VM)", "T4", 1, 0.35, false, "us-central1", "2026-11-29")),
+		pricesOffer("coreweave", "RTX PRO 6000 Blackwell Server Edition (8 GPU)", "RTXPRO6000", 8, 20.00, false, "North America", "2026-09-20"),
 	}}
+}
+
+func componentOffer(o pricing.Offer) pricing.Offer {
+	o.ComponentOnly = true
+	return o
 }
 
 var pricesQuietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func pricesClock() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
+func pricesClock() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }
 
 // pricesOfflineBook is the default CLI setup: no Redis, embedded snapshot only.
 func pricesOfflineBook() *pricing.Book {
@@ -98,6 +111,10 @@ func TestPricesGolden(t *testing.T) {
 		{"offline-a100", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{GPU: "a100"}},
 		{"offline-min-48gib", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{MinMemoryBytes: 48 << 30}},
 		{"offline-none", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{GPU: "h200"}},
+		{"offline-h100-family", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{GPU: "h100"}},
+		{"offline-t4-ages", func(*testing.T) *pricing.Book { return pricesOfflineBook() }, commands.PricesQuery{GPU: "t4"}},
+		{"offline-bare-48", func(*testing.T) *pricing.Book { return pricesOfflineBook() },
+			commands.PricesQuery{MinMemoryBytes: 48 << 30, MinMemoryNote: "--min-memory 48 has no unit: read as 48 GB"}},
 		{"cached-stale", pricesCachedBook, commands.PricesQuery{}},
 	}
 	for _, tt := range tests {
@@ -140,7 +157,8 @@ func TestPricesJSONShape(t *testing.T) {
 		t.Fatalf("got %d offers, %d sources; want 1 and 1: %s", len(got.Offers), len(got.Sources), js)
 	}
 	for _, k := range []string{"provider", "instance_type", "gpu", "gpu_count", "gpu_memory_bytes", "price_per_hour_usd",
-		"price_per_gpu_hour_usd", "spot", "requested", "region", "as_of", "source", "hours_to_finish", "cost_to_finish_usd"} {
+		"price_per_gpu_hour_usd", "spot", "requested", "region", "as_of", "source", "hours_to_finish", "cost_to_finish_usd",
+		"stale", "age_days", "component_only", "gpu_usable_bytes"} {
 		if _, ok := got.Offers[0][k]; !ok {
 			t.Errorf("offer lacks %q: %s", k, js)
 		}
@@ -212,62 +230,154 @@ func TestPricesLongListIsCut(t *testing.T) {
 	if rows := strings.Count(table, "\n") - 1; rows != 25 {
 		t.Errorf("table has %d rows, want 25", rows)
 	}
-	if !strings.Contains(r.Sections[0].Text, "The 25 cheapest of 40") {
+	if !strings.Contains(r.Sections[0].Text, "The first 25 of 40") {
 		t.Errorf("section text %q does not say the table is cut", r.Sections[0].Text)
 	}
 }
 
 func TestParseMemory(t *testing.T) {
 	tests := []struct {
-		in      string
-		want    int64
-		wantErr bool
+		in       string
+		want     int64
+		wantNote bool
+		wantErr  bool
 	}{
-		{"24GiB", 24 << 30, false},
-		{"24gb", 24 << 30, false},
-		{"24 GB", 24 << 30, false},
-		{"80G", 80 << 30, false},
-		{"512MiB", 512 << 20, false},
-		{"512m", 512 << 20, false},
-		{"1.5TB", 3 << 39, false},
-		{"0.5g", 1 << 29, false},
-		{" 48gib ", 48 << 30, false},
-		{"", 0, true},
-		{"24", 0, true},
-		{"GiB", 0, true},
-		{"-24GiB", 0, true},
-		{"0GiB", 0, true},
-		{"24.5.1GiB", 0, true},
-		{".GiB", 0, true},
-		{"1e3GiB", 0, true},
-		{"24kb", 24 << 10, false},
-		{"17TiB", 0, true},
-		{"99999999999999999999GiB", 0, true},
-		{"NaNGiB", 0, true},
-		{"infgb", 0, true},
+		{"24GiB", 24 << 30, false, false},
+		{"24gb", 24 << 30, false, false},
+		{"24 GB", 24 << 30, false, false},
+		{"80G", 80 << 30, false, false},
+		{"512MiB", 512 << 20, false, false},
+		{"512m", 512 << 20, false, false},
+		{"1.5TB", 3 << 39, false, false},
+		{"0.5g", 1 << 29, false, false},
+		{" 48gib ", 48 << 30, false, false},
+		{"48", 48 << 30, true, false}, // a bare number is GB, and the reply says so
+		{"24", 24 << 30, true, false},
+		{"0.5", 1 << 29, true, false},
+		{"", 0, false, true},
+		{"GiB", 0, false, true},
+		{"-24GiB", 0, false, true},
+		{"-24", 0, false, true},
+		{"0GiB", 0, false, true},
+		{"0", 0, false, true},
+		{"24.5.1GiB", 0, false, true},
+		{".GiB", 0, false, true},
+		{"1e3GiB", 0, false, true},
+		{"24kb", 24 << 10, false, false},
+		{"17TiB", 0, false, true},
+		{"99999", 0, false, true},
+		{"99999999999999999999GiB", 0, false, true},
+		{"NaNGiB", 0, false, true},
+		{"infgb", 0, false, true},
 	}
 	for _, tt := range tests {
-		got, err := commands.ParseMemory(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("ParseMemory(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		got, note, err := commands.ParseMemory(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want || (note != "") != tt.wantNote {
+			t.Errorf("ParseMemory(%q) = %d, %q, %v; want %d, note %v, error %v", tt.in, got, note, err, tt.want, tt.wantNote, tt.wantErr)
 		}
 		if err != nil && !strings.Contains(err.Error(), "memory size") {
 			t.Errorf("ParseMemory(%q) error %q does not say what it was parsing", tt.in, err)
+		}
+		if note != "" && !strings.Contains(note, "GB") {
+			t.Errorf("ParseMemory(%q) note %q does not say the unit assumed", tt.in, note)
 		}
 	}
 }
 
 func FuzzParseMemory(f *testing.F) {
-	for _, s := range []string{"24GiB", "80G", "512MiB", "1.5TB", "", "-1g", "1e9g", "\xff\xfeGB"} {
+	for _, s := range []string{"24GiB", "80G", "512MiB", "1.5TB", "", "-1g", "1e9g", "\xff\xfeGB", "48"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n, err := commands.ParseMemory(s)
+		n, note, err := commands.ParseMemory(s)
 		if err == nil && (n < 1 || n > 16<<40) {
 			t.Errorf("ParseMemory(%q) = %d: out of range without an error", s, n)
 		}
 		if err != nil && len(err.Error()) > 200 || err != nil && !utf8.ValidString(err.Error()) {
 			t.Errorf("error message of %d bytes", len(err.Error()))
 		}
+		if len(note) > 200 && !utf8.ValidString(note) {
+			t.Errorf("note of %d bytes", len(note))
+		}
 	})
+}
+
+// TestPricesIssue14 checks the acceptance points of issue 14 on the offline
+// book: every variant of a family, ages judged, GPU-only prices apart, and
+// text that fits 100 columns.
+func TestPricesIssue14(t *testing.T) {
+	book := pricesOfflineBook()
+	res := func(q commands.PricesQuery) (reply.Reply, commands.PricesResult) {
+		t.Helper()
+		r, err := commands.Prices(t.Context(), book, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, r.Result.(commands.PricesResult)
+	}
+
+	_, h100 := res(commands.PricesQuery{GPU: "h100"})
+	variants := map[string]bool{}
+	for _, o := range h100.Offers {
+		variants[o.GPUKey] = true
+	}
+	if !variants["H100-SXM"] || !variants["H100-PCIe"] || !variants["H100-NVL"] || len(variants) != 3 {
+		t.Errorf("--gpu h100 lists %v, want SXM, PCIe and NVL", variants)
+	}
+	for _, name := range []string{"rtx 4090", "a100 80gb", "mi300x", "RTX4090", "nvidia h100 nvl"} {
+		if _, err := commands.Prices(t.Context(), book, commands.PricesQuery{GPU: name}); err != nil {
+			t.Errorf("--gpu %q: %v", name, err)
+		}
+	}
+
+	r, all := res(commands.PricesQuery{})
+	for i, o := range all.Offers {
+		if o.Stale != (o.AgeDays > pricing.StaleAfterDays) {
+			t.Errorf("%s %s: %d days old, stale %v", o.Provider, o.InstanceType, o.AgeDays, o.Stale)
+		}
+		if i == 0 && (o.ComponentOnly || o.Stale) {
+			t.Errorf("first listed offer %s %s is component-only or stale", o.Provider, o.InstanceType)
+		}
+	}
+	text := reply.Text(r)
+	for _, line := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("line of %d columns: %q", n, line)
+		}
+	}
+	for _, want := range []string{"GPU component only", "Older than 180 days, superseded", "age* = stale", "2023-10-30"} {
+		if !strings.Contains(text, want) && !strings.Contains(jsonOf(t, all), want) {
+			t.Errorf("prices output lacks %q:\n%s", want, text)
+		}
+	}
+	// The outdated V100 row is superseded by the fresh 8x V100; the outdated
+	// T4 rows are the only whole-instance T4 prices, so they stay, marked.
+	if section := sectionText(r, "Older than 180 days"); !strings.Contains(section, "Standard_NC6s_v3") || strings.Contains(section, "g4dn") {
+		t.Errorf("superseded section = %q", section)
+	}
+	if section := sectionText(r, "On-demand"); !strings.Contains(section, "g4dn.xlarge") || !strings.Contains(section, "**") {
+		t.Errorf("on-demand section lacks the T4's only price, marked: %q", section)
+	}
+}
+
+func sectionText(r reply.Reply, titlePrefix string) string {
+	for _, s := range r.Sections {
+		if strings.HasPrefix(s.Title, titlePrefix) {
+			var b strings.Builder
+			for _, c := range s.Code {
+				b.WriteString(c.Text)
+			}
+			return b.String()
+		}
+	}
+	return ""
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/vrambot/vrambot/advisor/units"
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/internal/safetext"
+	"github.com/vrambot/vrambot/models"
 
 	"github.com/vrambot/vrambot/suggest"
 )
@@ -136,13 +138,20 @@ func nearWord(s string, d int) bool { return d <= max(1, utf8.RuneCountInString(
 type parsedQuery struct {
 	model      *catalog.Model
 	modelToken string
-	method     memory.Method
-	methodTok  string
-	gpu        *catalog.GPU
-	gpuTok     string
-	budget     bool
-	gpuCount   int               // from "8xa100"
-	kv         map[string]string // setting → value as typed
+	// modelRef is a model token the catalog does not hold that looks like a
+	// Hub id or a model name: the resolver looks it up after the tokens
+	// are read (query_model.go).
+	modelRef string
+	// resolved is how the model was found when not by a catalog name or a
+	// size: the resolver, or a config.json given with the query.
+	resolved  *models.Resolution
+	method    memory.Method
+	methodTok string
+	gpu       *catalog.GPU
+	gpuTok    string
+	budget    bool
+	gpuCount  int               // from "8xa100"
+	kv        map[string]string // setting → value as typed
 	// sharding is fsdp or ddp when the query says so, shardingTok the word.
 	sharding    memory.Sharding
 	shardingTok string
@@ -150,9 +159,17 @@ type parsedQuery struct {
 
 // ParseQuery reads a /vram query (DESIGN.md §3.2): tokens in any order,
 // case-insensitive. It fills every missing setting with the default a
-// practitioner would assume and records each as an assumption. Errors are
-// *QueryError.
-func ParseQuery(q string) (Query, error) {
+// practitioner would assume and records each as an assumption. Models come
+// from the catalog or a size only: a model the catalog does not hold is a
+// *QueryError (ParseQueryWith asks a resolver). Errors are *QueryError.
+func ParseQuery(q string) (Query, error) { return ParseQueryWith(context.Background(), q, nil, nil) }
+
+// ParseQueryWith is ParseQuery with a resolver for models the catalog does
+// not hold (a Hub id or a model name; nil: catalog only) and, when preset
+// is non-nil, the model given beside the query (a config.json): the query
+// then names no model. A failed lookup is the resolver's error (a
+// *models.LookupError), any other error a *QueryError.
+func ParseQueryWith(ctx context.Context, q string, resolver ModelResolver, preset *models.Resolution) (Query, error) {
 	if len(q) > maxQueryBytes {
 		return Query{}, queryErr("", "query too long (%d bytes, at most %d): a /vram query is a model, a method, a GPU and a few key=value settings", len(q), maxQueryBytes)
 	}
@@ -164,6 +181,9 @@ func ParseQuery(q string) (Query, error) {
 		return Query{}, queryErr("", "too many words in the query (%d, at most %d)", len(tokens), maxQueryTokens)
 	}
 	p := parsedQuery{kv: map[string]string{}}
+	if preset != nil {
+		p.model, p.modelToken, p.resolved = &preset.Model, "the config.json given", preset
+	}
 	for i := 0; i < len(tokens); i++ {
 		tok := tokens[i]
 		// Two-word GPU names: "a100 40gb", "rtx 4090", "h100 pcie".
@@ -203,6 +223,9 @@ func ParseQuery(q string) (Query, error) {
 		if err := p.token(tok); err != nil {
 			return Query{}, err
 		}
+	}
+	if err := p.resolveModelRef(ctx, resolver); err != nil {
+		return Query{}, err
 	}
 	return p.query()
 }
@@ -265,10 +288,22 @@ func (p *parsedQuery) setGPU(g catalog.GPU, tok string, budget bool) error {
 }
 
 func (p *parsedQuery) setModel(m catalog.Model, tok string) error {
-	if p.model != nil {
-		return queryErr(tok, "two models given: '%s' and '%s'", showToken(p.modelToken), showToken(tok))
+	if err := p.secondModel(tok); err != nil {
+		return err
 	}
 	p.model, p.modelToken = &m, tok
+	return nil
+}
+
+// secondModel refuses tok when the query already has a model.
+func (p *parsedQuery) secondModel(tok string) error {
+	first := p.modelToken
+	if p.modelRef != "" {
+		first = p.modelRef
+	}
+	if p.model != nil || p.modelRef != "" {
+		return queryErr(tok, "two models given: '%s' and '%s'", showToken(first), showToken(tok))
+	}
 	return nil
 }
 
@@ -291,7 +326,7 @@ func (p *parsedQuery) token(tok string) error {
 	if n, ok := parseBudgetGPU(l); ok {
 		return p.setGPU(budgetGPU(n), tok, true)
 	}
-	if m, ok := catalog.LookupModel(tok); ok {
+	if m, ok := catalog.LookupModel(modelSpelling(tok)); ok {
 		return p.setModel(m, tok)
 	}
 	if n, ok := catalog.ParseSize(l); ok {
@@ -318,6 +353,16 @@ func (p *parsedQuery) token(tok string) error {
 		if slices.Contains(b.values, norm) {
 			return p.keyValue(tok, b.key, tok)
 		}
+	}
+	if err := nearOtherWord(tok); err != nil {
+		return err
+	}
+	if looksLikeModel(tok) && !gpuTypo(tok) {
+		if err := p.secondModel(tok); err != nil {
+			return err
+		}
+		p.modelRef = tok
+		return nil
 	}
 	return unknownQueryWord(tok)
 }
@@ -399,9 +444,10 @@ func nearName(tok, sug string) bool {
 	return nearWord(t, suggest.Distance(t, u))
 }
 
-// unknownQueryWord explains a word that is none of model, method, GPU or budget,
-// suggesting the closest valid word of whichever kind is nearest.
-func unknownQueryWord(tok string) error {
+// nearOtherWord is the error for a word that is a setting's value without
+// its key or a typo of a method, or nil: these come before reading a word
+// as a model name.
+func nearOtherWord(tok string) error {
 	l := strings.ToLower(tok)
 	for _, k := range keyedEnums {
 		if c, ok := k.e.values[strings.ReplaceAll(l, "_", "-")]; ok {
@@ -412,6 +458,16 @@ func unknownQueryWord(tok string) error {
 	if methodSug != "" && nearWord(l, methodD) {
 		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown method '%s'", showToken(tok)), Suggestion: methodSug}
 	}
+	return nil
+}
+
+// unknownQueryWord explains a word that is none of model, method, GPU or budget,
+// suggesting the closest valid word of whichever kind is nearest.
+func unknownQueryWord(tok string) error {
+	if err := nearOtherWord(tok); err != nil {
+		return err
+	}
+	l := strings.ToLower(tok)
 	type cand struct{ kind, sug string }
 	var cands []cand
 	if s := catalog.SuggestGPU(tok); s != "" && nearName(tok, s) {
@@ -426,9 +482,6 @@ func unknownQueryWord(tok string) error {
 			best = cands[1]
 		}
 		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown %s '%s'", best.kind, showToken(tok)), Suggestion: best.sug}
-	}
-	if strings.Contains(tok, "/") {
-		return queryErr(tok, "unknown model '%s': not in the catalog; give its size instead (e.g. 7b)", showToken(tok))
 	}
 	return queryErr(tok, "unknown word '%s': expected a model (llama-2-7b, 7b), a method (%s), a GPU (a100, 4090) or budget (24gb), or key=value", showToken(tok), strings.Join(methodCanon, ", "))
 }

@@ -275,7 +275,7 @@ func parseJobTokens(v string) (int64, error) {
 // query applies the settings and the defaults and builds the Query.
 func (p *parsedQuery) query() (Query, error) {
 	if p.model == nil {
-		return Query{}, queryErr("", "no model given: add a catalog name (llama-2-7b) or a size (7b), e.g. /vram llama-2-7b lora a100 bs=4")
+		return Query{}, queryErr("", "no model given: add a catalog name (llama-2-7b), a Hugging Face id (Qwen/Qwen3-8B) or a size (7b), e.g. /vram llama-2-7b lora a100 bs=4")
 	}
 	var q Query
 	w := &q.Workload
@@ -288,6 +288,10 @@ func (p *parsedQuery) query() (Query, error) {
 	w.Params = m.Params
 	if m.Scaled { // memory.Resolve states the made-up architecture as an assumption
 		w.ModelName = strings.ToLower(m.Name)
+	}
+	if p.resolved != nil { // a Hub model or a config.json: named and explained by the resolver
+		w.ModelName = p.resolved.Name()
+		w.Assumptions = append(w.Assumptions, p.resolved.Notes...)
 	}
 	assume := func(def, format string, args ...any) {
 		q.Defaults = append(q.Defaults, def)

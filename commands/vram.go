@@ -12,6 +12,7 @@ import (
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
 	"github.com/vrambot/vrambot/advisor/plan"
+	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 )
@@ -90,14 +91,43 @@ type VRAMCost struct {
 // on a button value.
 const ShareActionID = "share"
 
+// VRAMDeps are VRAM's collaborators. A nil field means none: models from
+// the catalog (and sizes) only, no prices.
+type VRAMDeps struct {
+	Models ModelResolver
+	Offers OfferFinder
+}
+
 // VRAM answers a /vram query: the memory breakdown, fits or not, the staged
-// fixes and the best-priced GPUs that fit the plan. The error is non-nil only
-// for bad input (a *QueryError, with a message meant for the user).
-func VRAM(ctx context.Context, query string, offers OfferFinder) (reply.Reply, error) {
-	q, err := ParseQuery(query)
+// fixes and the best-priced GPUs that fit the plan. The error is bad input
+// (a *QueryError, with a message meant for the user) or a model that could
+// not be resolved (the resolver's error, with its kind: not found, or the
+// Hub unavailable).
+func VRAM(ctx context.Context, query string, deps VRAMDeps) (reply.Reply, error) {
+	return vram(ctx, query, nil, deps)
+}
+
+// VRAMWithConfig answers query for the model a Hugging Face config.json
+// describes (vrambot vram --config, a config.json attached in Slack); name
+// is how the reply calls it (models.ConfigName). The query names no model.
+// A config that cannot be read is an errs.Invalid error naming the key.
+func VRAMWithConfig(ctx context.Context, query string, config []byte, name string, deps VRAMDeps) (reply.Reply, error) {
+	res, err := models.FromConfig(config, name)
 	if err != nil {
 		return reply.Reply{}, err
 	}
+	r, err := vram(ctx, query, &res, deps)
+	// The share button re-runs its query text, which does not carry the file.
+	r.Actions = nil
+	return r, err
+}
+
+func vram(ctx context.Context, query string, preset *models.Resolution, deps VRAMDeps) (reply.Reply, error) {
+	q, err := ParseQueryWith(ctx, query, deps.Models, preset)
+	if err != nil {
+		return reply.Reply{}, err
+	}
+	offers := deps.Offers
 	w := memory.Resolve(q.Workload)
 	est := memory.Estimate(w)
 	fit, headroom := memory.Assess(est, q.GPU)
@@ -341,9 +371,20 @@ func vramOffersSection(offers []pricing.Offer) reply.Section {
 	return s
 }
 
+// vramOfferLine is one ranked offer: what it rents and for how much (a box
+// of several GPUs says so and prices the whole box), where, how old the
+// price is, and why it is ranked when the ranking says (pricing.Rank).
 func vramOfferLine(o pricing.Offer) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %d× %s, %s/h (%s/GPU-h)", o.Provider, o.InstanceType, o.GPUCount, o.GPU, vramUSD(o.PricePerHourUSD), vramUSD(o.PricePerGPUHourUSD))
+	fmt.Fprintf(&b, "%s %s: ", o.Provider, o.InstanceType)
+	switch o.GPUCount {
+	case 1:
+		fmt.Fprintf(&b, "%s at %s/h", o.GPU, vramUSD(o.PricePerHourUSD))
+	case 2:
+		fmt.Fprintf(&b, "2× %s (%s/h for both, %s/GPU-h)", o.GPU, vramUSD(o.PricePerHourUSD), vramUSD(o.PricePerGPUHourUSD))
+	default:
+		fmt.Fprintf(&b, "%d× %s (%s/h for all %d, %s/GPU-h)", o.GPUCount, o.GPU, vramUSD(o.PricePerHourUSD), o.GPUCount, vramUSD(o.PricePerGPUHourUSD))
+	}
 	if o.Spot {
 		b.WriteString(", spot")
 	}
@@ -353,7 +394,14 @@ func vramOfferLine(o pricing.Offer) string {
 	if o.HoursToFinish != nil && o.CostToFinishUSD != nil {
 		fmt.Fprintf(&b, ", %s h and %s to finish", strconv.FormatFloat(*o.HoursToFinish, 'f', 1, 64), vramUSD(*o.CostToFinishUSD))
 	}
-	fmt.Fprintf(&b, " (as of %s, %s)", o.AsOf, o.Source)
+	fmt.Fprintf(&b, " (as of %s, %s", o.AsOf, pricing.AgeText(o.AgeDays))
+	if o.Stale {
+		b.WriteString(": stale")
+	}
+	fmt.Fprintf(&b, ", %s)", o.Source)
+	if o.RankNote != "" {
+		b.WriteString("; " + o.RankNote)
+	}
 	if o.Requested {
 		b.WriteString(" [the GPU you named]")
 	}

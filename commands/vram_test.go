@@ -30,10 +30,10 @@ type vramFakeOffers struct {
 }
 
 var vramOfferBook = []pricing.Offer{
-	{Provider: "vast", InstanceType: "1x RTX 4090", GPU: "GeForce RTX 4090", GPUKey: "RTX4090", GPUCount: 1, GPUMemoryBytes: 24564 << 20, PricePerHourUSD: 0.35, PricePerGPUHourUSD: 0.35, Region: "us", AsOf: "2026-01-21", Source: "embedded snapshot"},
-	{Provider: "aws", InstanceType: "g6e.xlarge", GPU: "L40S", GPUKey: "L40S", GPUCount: 1, GPUMemoryBytes: 48 << 30, PricePerHourUSD: 1.861, PricePerGPUHourUSD: 1.861, Region: "us-east-1", AsOf: "2026-01-21", Source: "embedded snapshot"},
-	{Provider: "lambda", InstanceType: "gpu_1x_a100_sxm4_80gb", GPU: "A100 80GB", GPUKey: "A100-80GB", GPUCount: 1, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 1.79, PricePerGPUHourUSD: 1.79, Region: "us-east-1", AsOf: "2026-01-21", Source: "embedded snapshot"},
-	{Provider: "lambda", InstanceType: "gpu_8x_h100_sxm5", GPU: "H100 80GB SXM", GPUKey: "H100-SXM", GPUCount: 8, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 23.92, PricePerGPUHourUSD: 2.99, Region: "us-east-1", AsOf: "2026-01-21", Source: "embedded snapshot"},
+	{Provider: "vast", InstanceType: "1x RTX 4090", GPU: "GeForce RTX 4090", GPUKey: "RTX4090", GPUCount: 1, GPUMemoryBytes: 24564 << 20, PricePerHourUSD: 0.35, PricePerGPUHourUSD: 0.35, Region: "us", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
+	{Provider: "aws", InstanceType: "g6e.xlarge", GPU: "L40S", GPUKey: "L40S", GPUCount: 1, GPUMemoryBytes: 48 << 30, PricePerHourUSD: 1.861, PricePerGPUHourUSD: 1.861, Region: "us-east-1", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
+	{Provider: "lambda", InstanceType: "gpu_1x_a100_sxm4_80gb", GPU: "A100 80GB", GPUKey: "A100-80GB", GPUCount: 1, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 1.79, PricePerGPUHourUSD: 1.79, Region: "us-east-1", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
+	{Provider: "lambda", InstanceType: "gpu_8x_h100_sxm5", GPU: "H100 80GB SXM", GPUKey: "H100-SXM", GPUCount: 8, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 23.92, PricePerGPUHourUSD: 2.99, Region: "us-east-1", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
 }
 
 func (f *vramFakeOffers) FindOffers(_ context.Context, req pricing.Requirement) ([]pricing.Offer, []string) {
@@ -72,7 +72,7 @@ var vramGoldenQueries = []struct {
 func TestVRAMGolden(t *testing.T) {
 	for _, tt := range vramGoldenQueries {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := commands.VRAM(context.Background(), tt.query, &vramFakeOffers{})
+			r, err := commands.VRAM(context.Background(), tt.query, commands.VRAMDeps{Offers: &vramFakeOffers{}})
 			if err != nil {
 				t.Fatalf("VRAM(%q): %v", tt.query, err)
 			}
@@ -88,7 +88,7 @@ func TestVRAMGolden(t *testing.T) {
 
 func TestVRAMReply(t *testing.T) {
 	offers := &vramFakeOffers{}
-	r, err := commands.VRAM(context.Background(), "llama-2-7b full a100 tokens=2B", offers)
+	r, err := commands.VRAM(context.Background(), "llama-2-7b full a100 tokens=2B", commands.VRAMDeps{Offers: offers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestVRAMRequirement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
 			f := &vramFakeOffers{}
-			r, err := commands.VRAM(context.Background(), tt.query, f)
+			r, err := commands.VRAM(context.Background(), tt.query, commands.VRAMDeps{Offers: f})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +187,7 @@ func TestVRAMRequirement(t *testing.T) {
 func TestVRAMBadInput(t *testing.T) {
 	for _, q := range []string{"", "7b lorra", "7b bs=-4", "7b a100 h100", strings.Repeat("x", 5000)} {
 		t.Run(q[:min(len(q), 20)], func(t *testing.T) {
-			_, err := commands.VRAM(context.Background(), q, &vramFakeOffers{})
+			_, err := commands.VRAM(context.Background(), q, commands.VRAMDeps{Offers: &vramFakeOffers{}})
 			var qe *commands.QueryError
 			if !errors.As(err, &qe) {
 				t.Fatalf("VRAM(%q) error %v, want a *QueryError", q, err)
@@ -198,7 +198,7 @@ func TestVRAMBadInput(t *testing.T) {
 
 // TestVRAMJSONContract checks the key names of DESIGN.md §3.3 `vram --json`.
 func TestVRAMJSONContract(t *testing.T) {
-	r, err := commands.VRAM(context.Background(), "llama-2-7b lora a100 rank=8 targets=qv", nil)
+	r, err := commands.VRAM(context.Background(), "llama-2-7b lora a100 rank=8 targets=qv", commands.VRAMDeps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestVRAMJSONContract(t *testing.T) {
 func BenchmarkVRAM(b *testing.B) {
 	f := &vramFakeOffers{}
 	for b.Loop() {
-		if _, err := commands.VRAM(context.Background(), "llama-3-8b qlora bs=4 seq=4096 4090", f); err != nil {
+		if _, err := commands.VRAM(context.Background(), "llama-3-8b qlora bs=4 seq=4096 4090", commands.VRAMDeps{Offers: f}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -268,7 +268,7 @@ func FuzzVRAM(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		r, err := commands.VRAM(context.Background(), q, &vramFakeOffers{})
+		r, err := commands.VRAM(context.Background(), q, commands.VRAMDeps{Offers: &vramFakeOffers{}})
 		if err != nil {
 			var qe *commands.QueryError
 			if !errors.As(err, &qe) {
@@ -307,7 +307,7 @@ func TestVRAMArchitectureFacts(t *testing.T) {
 		{"qwen3-8b inference seq=1000 kv=int8 h100", 36 * 2 * 8 * 128 * 1000, 0, []string{"full"}, 0},
 	}
 	for _, tt := range tests {
-		r, err := commands.VRAM(context.Background(), tt.query, nil)
+		r, err := commands.VRAM(context.Background(), tt.query, commands.VRAMDeps{})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.query, err)
 		}
@@ -356,7 +356,7 @@ func TestVRAMKeepsTheUsersHardware(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			r, err := commands.VRAM(context.Background(), tt.query, nil)
+			r, err := commands.VRAM(context.Background(), tt.query, commands.VRAMDeps{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -391,7 +391,7 @@ func TestVRAMKeepsTheUsersHardware(t *testing.T) {
 	}
 	// QLoRA's headline fits where checkpointing alone would make it fit:
 	// checkpointing is QLoRA's default, as the tools have it.
-	r, err := commands.VRAM(context.Background(), "llama-3.1-8b-instruct qlora 4090", nil)
+	r, err := commands.VRAM(context.Background(), "llama-3.1-8b-instruct qlora 4090", commands.VRAMDeps{})
 	if err != nil {
 		t.Fatal(err)
 	}

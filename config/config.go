@@ -21,6 +21,9 @@ const (
 	DefaultDigestCron  = "0 9 * * 1-5"
 	DefaultPricesCron  = "0 */6 * * *"
 	DefaultPriceSource = "embedded"
+	// DefaultHFEndpoint is huggingface_hub's default HF_ENDPOINT
+	// (docs/hub-api.md §1).
+	DefaultHFEndpoint = "https://huggingface.co"
 )
 
 // Config is everything vrambot reads from its environment.
@@ -34,9 +37,20 @@ type Config struct {
 	PrometheusURL      string
 	DigestChannel      string
 	DigestCron         string
+	DigestWeeklyCron   string // empty: no weekly digest
 	Location           *time.Location
 	PriceSources       string
 	PricesCron         string
+
+	// HFEndpoint is the Hugging Face Hub (or a mirror) without a trailing
+	// slash: HF_ENDPOINT, default DefaultHFEndpoint.
+	HFEndpoint string
+	// HFToken is sent as a bearer token to HFEndpoint only, for gated and
+	// private repos (HF_TOKEN).
+	HFToken Secret
+	// HFHubOffline is HF_HUB_OFFLINE: never call the Hub, use the catalog
+	// and the cache only.
+	HFHubOffline bool
 }
 
 // Secret is a string that never prints itself.
@@ -82,11 +96,28 @@ func FromEnv(lookup Lookup) (Config, error) {
 		PrometheusURL:      get("VRAMBOT_PROMETHEUS_URL"),
 		DigestChannel:      get("VRAMBOT_DIGEST_CHANNEL"),
 		DigestCron:         orDefault(get("VRAMBOT_DIGEST_CRON"), DefaultDigestCron),
+		DigestWeeklyCron:   get("VRAMBOT_DIGEST_WEEKLY_CRON"),
 		PriceSources:       orDefault(get("VRAMBOT_PRICE_SOURCES"), DefaultPriceSource),
 		PricesCron:         orDefault(get("VRAMBOT_PRICES_CRON"), DefaultPricesCron),
 		Location:           time.UTC,
+		HFEndpoint:         strings.TrimRight(orDefault(get("HF_ENDPOINT"), DefaultHFEndpoint), "/"),
+		HFToken:            Secret(get("HF_TOKEN")),
 	}
 	var errs []error
+	if err := checkHTTPURL(c.HFEndpoint); err != nil {
+		errs = append(errs, fmt.Errorf("HF_ENDPOINT: %w", err))
+	} else if u, _ := url.Parse(c.HFEndpoint); u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		errs = append(errs, errors.New("HF_ENDPOINT: must be a base URL such as https://huggingface.co, without credentials, query or fragment (value not shown)"))
+	}
+	if strings.ContainsFunc(c.HFToken.Value(), func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		// A space or control character would corrupt the Authorization header.
+		errs = append(errs, errors.New("HF_TOKEN: contains a space or control character (value not shown); paste the token from huggingface.co/settings/tokens"))
+	}
+	if off, err := parseHubBool(get("HF_HUB_OFFLINE")); err != nil {
+		errs = append(errs, fmt.Errorf("HF_HUB_OFFLINE: %w", err))
+	} else {
+		c.HFHubOffline = off
+	}
 	if tz := get("VRAMBOT_TZ"); tz != "" {
 		loc, err := time.LoadLocation(tz)
 		if err != nil {
@@ -113,7 +144,10 @@ func FromEnv(lookup Lookup) (Config, error) {
 			errs = append(errs, errors.New("REDIS_URL: not a redis://, rediss:// or unix:// URL (value not shown: it may hold a password)"))
 		}
 	}
-	for name, spec := range map[string]string{"VRAMBOT_DIGEST_CRON": c.DigestCron, "VRAMBOT_PRICES_CRON": c.PricesCron} {
+	for name, spec := range map[string]string{"VRAMBOT_DIGEST_CRON": c.DigestCron, "VRAMBOT_DIGEST_WEEKLY_CRON": c.DigestWeeklyCron, "VRAMBOT_PRICES_CRON": c.PricesCron} {
+		if spec == "" {
+			continue // only the weekly digest may be unset
+		}
 		if _, err := ParseCron(spec); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %q is not a 5-field cron spec (e.g. %q) or a descriptor such as @daily: %w", name, spec, DefaultDigestCron, err))
 		}
@@ -155,6 +189,19 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// parseHubBool reads a boolean the way huggingface_hub does (its
+// _is_true: 1, ON, YES, TRUE in any case), and the matching false words;
+// anything else is refused rather than silently read as false.
+func parseHubBool(v string) (bool, error) {
+	switch strings.ToUpper(v) {
+	case "1", "ON", "YES", "TRUE":
+		return true, nil
+	case "", "0", "OFF", "NO", "FALSE":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not a boolean (use 1 to stay off the Hub, 0 or unset to use it)", v)
 }
 
 func checkHTTPURL(raw string) error {

@@ -1,122 +1,101 @@
 package digest
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"image/color"
-	"time"
+	"sort"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
+	"github.com/vrambot/vrambot/digest/chart"
+	"github.com/vrambot/vrambot/digest/fleet"
 )
 
-// ErrNoChartData is returned by Chart when no series has a point.
-var ErrNoChartData = errors.New("chart: no data to draw")
-
-// Chart size: 10×5 in at gonum's 96 dpi is 960×480 px, readable in a Slack
-// preview and far below Slack's file limits.
-const (
-	chartWidth  = 10 * vg.Inch
-	chartHeight = 5 * vg.Inch
-)
-
-// Chart draws memory used (% of capacity) over the window, one line per
-// series (at most maxChartSeries, as Compose picks them), with the 95 %
-// near-OOM line, and returns it as PNG.
-func Chart(title string, w Window, series []Series) ([]byte, error) {
-	if err := w.validate(); err != nil {
-		return nil, err
+// ChartPNG draws the digest's chart (digest/chart): one row or line per GPU,
+// or per job when there are more GPUs than a heatmap has rows.
+// chart.ErrNoData means there was nothing to draw.
+func (d Digest) ChartPNG() ([]byte, error) {
+	if d.chart.Start.IsZero() {
+		return nil, chart.ErrNoData
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "time (" + w.End.Location().String() + ")"
-	p.Y.Label.Text = "GPU memory used (% of capacity)"
-	p.X.Min, p.X.Max = float64(w.Start.Unix()), float64(w.End.Unix())
-	p.Y.Min, p.Y.Max = 0, 100
-	p.X.Tick.Marker = clockTicks{loc: w.End.Location()}
-	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = false, true
-	p.Legend.Padding = vg.Points(2)
-
-	drawn := 0
-	for i, s := range series[:min(len(series), maxChartSeries)] {
-		xys := make(plotter.XYs, 0, len(s.Points))
-		for _, pt := range s.Points {
-			xys = append(xys, plotter.XY{X: float64(pt.T.Unix()), Y: min(pt.V*100, 100)})
-		}
-		if len(xys) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, fmt.Errorf("chart series %q: %w", s.Name, err)
-		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(s.Name, l)
-		drawn++
-	}
-	if drawn == 0 {
-		return nil, ErrNoChartData
-	}
-	limit, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 95}, {X: p.X.Max, Y: 95}})
-	if err != nil {
-		return nil, fmt.Errorf("chart 95%% line: %w", err)
-	}
-	limit.Color = color.RGBA{R: 200, A: 255}
-	limit.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-	p.Add(limit)
-	p.Legend.Add("95% (near OOM)", limit)
-
-	wt, err := p.WriterTo(chartWidth, chartHeight, "png")
-	if err != nil {
-		return nil, fmt.Errorf("chart: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("chart: render png: %w", err)
-	}
-	return buf.Bytes(), nil
+	return chart.Render(d.chart)
 }
 
-// clockTicks puts time-axis ticks on whole local hours (every 1, 2, 3, 6 or
-// 12 h) or midnights, at most about eight of them, instead of gonum's
-// ticks at arbitrary seconds.
-type clockTicks struct{ loc *time.Location }
+// ChartTitle is the chart's title, also its Slack file title.
+func (d Digest) ChartTitle() string { return d.chart.Title }
 
-func (c clockTicks) Ticks(lo, hi float64) []plot.Tick {
-	start, end := time.Unix(int64(lo), 0).In(c.loc), time.Unix(int64(hi), 0).In(c.loc)
-	span := end.Sub(start)
-	every := 24 * time.Hour
-	for _, h := range []int{1, 2, 3, 6, 12} {
-		if span/(time.Duration(h)*time.Hour) <= 8 {
-			every = time.Duration(h) * time.Hour
-			break
+// ChartFileName is the name the chart is uploaded under.
+func (d Digest) ChartFileName() string {
+	return "gpu-memory-" + d.Window.End.Format("2006-01-02") + ".png"
+}
+
+func chartInput(d Digest, f fleet.Fleet, th fleet.Thresholds, events []OOMEvent, matches map[int]oomMatch) chart.Input {
+	loc := d.Window.End.Location()
+	in := chart.Input{
+		Title:     fmt.Sprintf("GPU memory used, %s → %s", d.Window.Start.In(loc).Format("Mon 2 Jan 15:04"), d.Window.End.Format("Mon 2 Jan 15:04 MST")),
+		Start:     d.Window.Start,
+		End:       d.Window.End,
+		Threshold: th.NearOOMRatio,
+	}
+	// Rows are GPUs, or jobs when there are more GPUs than rows; an OOM
+	// matched with a restart goes on that GPU's (or job's) row.
+	rowOf := map[string]int{}
+	oomRow := func(m oomMatch) string { return m.gpu }
+	if len(f.GPUs) <= chart.MaxRows {
+		for _, g := range f.GPUs {
+			if len(g.Ratio) == 0 {
+				continue
+			}
+			rowOf[g.Name()] = len(in.Rows)
+			in.Rows = append(in.Rows, chart.Row{
+				Label:  fmt.Sprintf("%s  %s/%s GiB", g.Name(), formatGiB(g.PeakUsedBytes), formatGiB(g.CapacityBytes)),
+				Points: chartPoints(g.Ratio),
+			})
+			for _, r := range g.Restarts {
+				in.Markers = append(in.Markers, chart.Marker{Kind: chart.MarkerRestart, Row: rowOf[g.Name()], T: r.At})
+			}
 		}
-	}
-	days := 1
-	for every == 24*time.Hour && span/(time.Duration(days)*24*time.Hour) > 8 {
-		days++
-	}
-	format := "Mon 15:04"
-	if every == 24*time.Hour {
-		format = "Mon 2 Jan"
-	}
-	var ticks []plot.Tick
-	t := time.Date(start.Year(), start.Month(), start.Day(), start.Hour(), 0, 0, 0, c.loc)
-	for ; !t.After(end); t = t.Add(time.Hour) {
-		if t.Before(start) {
-			continue
+	} else {
+		jobs := append([]fleet.Job(nil), f.Jobs...)
+		sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].PeakUsedRatio > jobs[b].PeakUsedRatio })
+		in.Title += fmt.Sprintf(" — one row per job (%d GPUs)", len(f.GPUs))
+		for _, j := range jobs {
+			if len(j.Ratio) == 0 || len(in.Rows) == chart.MaxRows {
+				continue
+			}
+			rowOf[j.Name] = len(in.Rows)
+			in.Rows = append(in.Rows, chart.Row{
+				Label:  fmt.Sprintf("%s  %s, peak %.0f%%", j.Name, fleet.Plural(len(j.GPUs), "GPU"), j.PeakUsedRatio*100),
+				Points: chartPoints(j.Ratio),
+			})
+			for _, r := range j.Restarts {
+				in.Markers = append(in.Markers, chart.Marker{Kind: chart.MarkerRestart, Row: rowOf[j.Name], T: r.At})
+			}
 		}
-		onTick := every < 24*time.Hour && t.Hour()%int(every.Hours()) == 0 && t.Minute() == 0
-		onDay := every == 24*time.Hour && t.Hour() == 0 && t.YearDay()%days == 0
-		if onTick || onDay {
-			ticks = append(ticks, plot.Tick{Value: float64(t.Unix()), Label: t.Format(format)})
-		}
+		oomRow = func(m oomMatch) string { return m.job }
 	}
-	return ticks
+	for i, e := range events {
+		row := -1
+		if m, ok := matches[i]; ok {
+			if r, ok := rowOf[oomRow(m)]; ok {
+				row = r
+			}
+		}
+		in.Markers = append(in.Markers, chart.Marker{Kind: chart.MarkerOOM, Row: row, T: e.At})
+	}
+	return in
+}
+
+func chartPoints(ps []fleet.Point) []chart.Point {
+	out := make([]chart.Point, len(ps))
+	for i, p := range ps {
+		out[i] = chart.Point{T: p.T, V: p.V}
+	}
+	return out
+}
+
+// formatGiB is a size in whole GiB (one decimal under 10 GiB).
+func formatGiB(b int64) string {
+	g := float64(b) / (1 << 30)
+	if g < 10 {
+		return fmt.Sprintf("%.1f", g)
+	}
+	return fmt.Sprintf("%.0f", g)
 }

@@ -2,80 +2,112 @@ package digest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image/png"
+	"strconv"
+	"strings"
 	"testing"
-	"time"
+
+	"github.com/vrambot/vrambot/digest/chart"
+	dt "github.com/vrambot/vrambot/digest/digesttest"
 )
 
-func TestChartIsASensiblePNG(t *testing.T) {
-	f, err := storyFleet()
+// TestChartOf32GPUs is issue 13's chart acceptance: a digest of 32 GPUs
+// draws a heatmap with one row per GPU, and the PNG decodes.
+func TestChartOf32GPUs(t *testing.T) {
+	day := dt.FleetDay(32)
+	d, err := Compose(context.Background(), Inputs{Window: day.Window(), Metrics: dt.Sim{Days: []dt.Day{day}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := Window{Start: storyStart, End: storyEnd}
-	many := chartSeries(f.GPUs)
-	for i := range 20 { // more series than the legend takes
-		many = append(many, Series{Name: fmt.Sprintf("extra %d", i), Points: []Point{{T: storyStart.Add(time.Hour), V: 0.5}, {T: storyEnd, V: 1.4}}})
+	l, err := chart.Plan(d.chart)
+	if err != nil {
+		t.Fatal(err)
 	}
-	tests := []struct {
-		name   string
-		series []Series
-	}{
-		{"story", chartSeries(f.GPUs)},
-		{"capped legend, ratios above 1 clamped", many},
-		{"one point", []Series{{Name: "lonely", Points: []Point{{T: storyEnd, V: 0.3}}}}},
+	if l.Kind != "heatmap" || len(l.Rows) != 32 {
+		t.Errorf("chart is a %s of %d rows, want a heatmap of 32", l.Kind, len(l.Rows))
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b, err := Chart("GPU memory", w, tt.series)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(b) >= 1<<20 {
-				t.Errorf("chart is %d bytes, want under 1 MiB", len(b))
-			}
-			img, err := png.Decode(bytes.NewReader(b))
-			if err != nil {
-				t.Fatalf("not a PNG: %v", err)
-			}
-			if bd := img.Bounds(); bd.Dx() != 960 || bd.Dy() != 480 {
-				t.Errorf("chart is %dx%d, want 960x480", bd.Dx(), bd.Dy())
-			}
-		})
+	b, err := d.ChartPNG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Bounds().Dx() != l.WidthPx || img.Bounds().Dy() != l.HeightPx {
+		t.Errorf("PNG %v, want %dx%d", img.Bounds(), l.WidthPx, l.HeightPx)
+	}
+}
+
+// TestChartRowsAndMarkers: the cluster day's chart has one row per GPU in
+// fleet order, with GiB in the labels, restart markers on the restarting
+// GPU and the OOMs: the matched one on that GPU, the other across all rows.
+func TestChartRowsAndMarkers(t *testing.T) {
+	d, err := Compose(context.Background(), clusterInputs(t, dt.Sim{Days: []dt.Day{dt.ClusterDay()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := chart.Plan(d.chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Kind != "heatmap" || len(l.Rows) != 11 || l.Rows[4] != "node-a GPU 4  68/80 GiB" || l.Rows[10] != "node-h GPU 0  77/80 GiB" {
+		t.Errorf("rows %q", l.Rows)
+	}
+	var restarts, onRow, across int
+	for _, m := range l.Markers {
+		switch {
+		case m.Kind == chart.MarkerRestart && m.Row == l.Rows[4]:
+			restarts++
+		case m.Kind == chart.MarkerOOM && m.Row == l.Rows[4]:
+			onRow++
+		case m.Kind == chart.MarkerOOM && m.Row == "":
+			across++
+		}
+	}
+	if restarts != 2 || onRow != 1 || across != 1 || len(l.Markers) != 4 {
+		t.Errorf("markers %+v, want 2 restarts and the matched OOM on node-a GPU 4, the other OOM across", l.Markers)
+	}
+}
+
+// TestChartPerJobAboveTheRowLimit: more GPUs than a heatmap has rows makes
+// one row per job.
+func TestChartPerJobAboveTheRowLimit(t *testing.T) {
+	day := dt.FleetDay(chart.MaxRows + 8)
+	// Two GPUs per job: GPUs 2k and 2k+1 belong to pod pair-k.
+	for i := range day.Series {
+		l := day.Series[i].Labels
+		gpu, err := strconv.Atoi(l["UUID"][len("GPU-f") : len("GPU-f")+7])
+		if err != nil {
+			t.Fatal(err)
+		}
+		day.Series[i].Labels = dt.With(l, "exported_pod", fmt.Sprintf("pair-%02d", gpu/2))
+	}
+	d, err := Compose(context.Background(), Inputs{Window: day.Window(), Metrics: dt.Sim{Days: []dt.Day{day}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := chart.Plan(d.chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (chart.MaxRows + 8) / 2; d.GPUsSeen != chart.MaxRows+8 || len(d.Jobs) != want || l.Kind != "heatmap" || len(l.Rows) != want || !strings.Contains(l.Title, "one row per job") {
+		t.Errorf("%s of %d rows (%q) for %d jobs on %d GPUs, want one row per job", l.Kind, len(l.Rows), l.Title, len(d.Jobs), d.GPUsSeen)
 	}
 }
 
 func TestChartWithoutData(t *testing.T) {
-	w := Window{Start: storyStart, End: storyEnd}
-	for _, s := range [][]Series{nil, {{Name: "empty"}}} {
-		if _, err := Chart("x", w, s); !errors.Is(err, ErrNoChartData) {
-			t.Errorf("Chart(%v) error = %v, want ErrNoChartData", s, err)
-		}
+	d, err := Compose(context.Background(), Inputs{Window: dt.ClusterDay().Window()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := Chart("x", Window{}, []Series{{Name: "a", Points: []Point{{T: storyEnd, V: 1}}}}); err == nil {
-		t.Error("Chart accepted an empty window")
+	if _, err := d.ChartPNG(); !errors.Is(err, chart.ErrNoData) {
+		t.Errorf("chart without metrics: %v, want ErrNoData", err)
 	}
-}
-
-func TestClockTicks(t *testing.T) {
-	tests := []struct {
-		name  string
-		w     Window
-		first string
-		count int
-	}{
-		{"a day in 3 h steps", Window{Start: storyStart, End: storyEnd}, "Mon 00:00", 9},
-		{"an hour", Window{Start: storyStart, End: storyStart.Add(time.Hour)}, "Mon 00:00", 2},
-		{"a week of midnights", Window{Start: storyStart, End: storyStart.Add(7 * 24 * time.Hour)}, "Mon 1 Jan", 8},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ticks := clockTicks{loc: time.UTC}.Ticks(float64(tt.w.Start.Unix()), float64(tt.w.End.Unix()))
-			if len(ticks) != tt.count || ticks[0].Label != tt.first {
-				t.Errorf("%d ticks from %q, want %d from %q", len(ticks), ticks[0].Label, tt.count, tt.first)
-			}
-		})
+	if _, err := (Digest{}).ChartPNG(); !errors.Is(err, chart.ErrNoData) {
+		t.Errorf("chart of a zero digest: %v, want ErrNoData", err)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/vrambot/vrambot/store"
 )
 
 // Event-log limits.
@@ -38,14 +36,23 @@ type OOMEvent struct {
 	TotalBytes *int64 `json:"total_capacity_bytes"`
 }
 
+// LogStore is the part of the store the event log uses (store.Store has it).
+type LogStore interface {
+	// Append adds entry to the end of the named log and trims it to the
+	// newest maxLen entries.
+	Append(ctx context.Context, log string, entry []byte, maxLen int) error
+	// Entries returns the newest n entries of the log, oldest first (n <= 0: all).
+	Entries(ctx context.Context, log string, n int) ([][]byte, error)
+}
+
 // EventLog is the OOM event log in the store.
 type EventLog struct {
-	st  store.Store
+	st  LogStore
 	log *slog.Logger
 }
 
 // NewEventLog returns the event log kept in st.
-func NewEventLog(st store.Store) *EventLog {
+func NewEventLog(st LogStore) *EventLog {
 	return &EventLog{st: st, log: slog.Default()}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	dt "github.com/vrambot/vrambot/digest/digesttest"
 	"github.com/vrambot/vrambot/store"
 )
 
@@ -22,11 +23,11 @@ func TestEventLog(t *testing.T) {
 	if err := st.Append(ctx, EventLogName, []byte("{not json"), MaxEvents); err != nil {
 		t.Fatal(err)
 	}
-	got, err := log.Since(ctx, storyStart)
+	got, err := log.Since(ctx, dt.StoryStart)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || !got[0].At.Equal(at(3, 12)) || *got[0].TotalBytes != 80<<30 {
+	if len(got) != 3 || !got[0].At.Equal(dt.StoryAt(3, 12)) || *got[0].TotalBytes != 80<<30 {
 		t.Errorf("Since(start) = %+v, want the 3 events of the story day", got)
 	}
 	if err := log.Record(ctx, OOMEvent{Channel: "C1"}); err == nil {
@@ -38,7 +39,7 @@ func TestEventLogTrims(t *testing.T) {
 	ctx := context.Background()
 	log := NewEventLog(store.NewMemory())
 	for i := range MaxEvents + 10 {
-		if err := log.Record(ctx, OOMEvent{At: storyStart.Add(time.Duration(i) * time.Second), Channel: "C1"}); err != nil {
+		if err := log.Record(ctx, OOMEvent{At: dt.StoryStart.Add(time.Duration(i) * time.Second), Channel: "C1"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,14 +47,14 @@ func TestEventLogTrims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != MaxEvents || !got[0].At.Equal(storyStart.Add(10*time.Second)) {
+	if len(got) != MaxEvents || !got[0].At.Equal(dt.StoryStart.Add(10*time.Second)) {
 		t.Errorf("%d events from %s, want the newest %d", len(got), got[0].At, MaxEvents)
 	}
 }
 
 func TestOOMEventHasNoTextField(t *testing.T) {
 	// The log keeps parsed fields only; a pasted traceback must have nowhere to go.
-	b, err := json.Marshal(OOMEvent{At: storyStart})
+	b, err := json.Marshal(OOMEvent{At: dt.StoryStart})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,23 +7,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrambot/vrambot/digest/fleet"
 	"github.com/vrambot/vrambot/reply"
 )
 
 // ReplyKind is the reply.Reply Kind of every digest message.
 const ReplyKind = "digest"
 
+// Detail list lengths in the thread.
+const (
+	maxJobLines     = 10
+	maxRestartLines = 10
+)
+
 // AllClear reports whether there is nothing to act on: metrics and the OOM
-// log were read, GPUs were seen, none ran near OOM, idled while holding
-// memory or stopped reporting, and nobody pasted an OOM.
+// log were read, GPUs were seen, none ran near OOM, restarted, idled while
+// holding memory or stopped reporting, no server sat mostly idle, and nobody
+// pasted an OOM.
 func (d Digest) AllClear() bool {
 	return d.DataQuality.Prometheus == StatusOK && d.DataQuality.OOMLog == StatusOK && d.GPUsSeen > 0 &&
-		len(d.NearOOM) == 0 && len(d.IdleHolding) == 0 && d.OOMEvents.Total == 0 && len(d.DataQuality.StoppedReporting) == 0
+		len(d.NearOOM) == 0 && len(d.IdleHolding) == 0 && len(d.ServingIdle) == 0 && d.Fleet.Restarts == 0 &&
+		d.OOMEvents.Total == 0 && len(d.DataQuality.StoppedReporting) == 0
 }
 
 // Reply is the digest's main Slack message: headline and key numbers, the
 // suggestions, and a footer on data freshness and gaps. Details go in
-// ThreadReplies. Result carries d for --json.
+// ThreadReplies, the chart with this message. Result carries d for --json.
 func (d Digest) Reply() reply.Reply {
 	loc := d.Window.End.Location()
 	r := reply.Reply{
@@ -42,9 +51,19 @@ func (d Digest) Reply() reply.Reply {
 	return r
 }
 
+func (d Digest) restartedJobs() []Job {
+	var out []Job
+	for _, j := range d.Jobs {
+		if j.Restarts > 0 {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
 func (d Digest) headline() string {
 	if d.AllClear() {
-		return fmt.Sprintf("All clear: %s seen, none above 95%% memory, none idle while holding memory, no OOMs pasted in Slack.", plural(d.GPUsSeen, "GPU"))
+		return fmt.Sprintf("All clear: %s seen, none above 95%% memory, no restarts, none idle while holding memory, no OOMs pasted in Slack.", fleet.Plural(d.GPUsSeen, "GPU"))
 	}
 	var head string
 	switch {
@@ -59,10 +78,20 @@ func (d Digest) headline() string {
 		if n := len(d.NearOOM); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d near OOM", n))
 		}
+		if jobs := d.restartedJobs(); len(jobs) > 0 {
+			parts = append(parts, fmt.Sprintf("%s restarted (%s)", fleet.Plural(len(jobs), "job"), fleet.Plural(d.Fleet.Restarts, "restart")))
+		}
 		if n := len(d.IdleHolding); n > 0 {
 			s := fmt.Sprintf("%d idle while holding memory (%s GPU-hours", n, formatNumber(d.Fleet.IdleGPUHours))
 			if d.Fleet.IdleUSD != nil {
 				s += ", " + formatUSD(*d.Fleet.IdleUSD)
+			}
+			parts = append(parts, s+")")
+		}
+		if n := len(d.ServingIdle); n > 0 {
+			s := fmt.Sprintf("%d serving, mostly idle (%s GPU-hours idle", n, formatNumber(d.Fleet.ServingIdleGPUHours))
+			if d.Fleet.ServingIdleUSD != nil {
+				s += ", " + formatUSD(*d.Fleet.ServingIdleUSD)
 			}
 			parts = append(parts, s+")")
 		}
@@ -72,7 +101,7 @@ func (d Digest) headline() string {
 		if len(parts) == 0 {
 			parts = append(parts, "none near OOM or idle while holding memory")
 		}
-		head = fmt.Sprintf("%s seen: %s", plural(d.GPUsSeen, "GPU"), strings.Join(parts, ", "))
+		head = fmt.Sprintf("%s seen: %s", fleet.Plural(d.GPUsSeen, "GPU"), strings.Join(parts, ", "))
 	}
 	switch {
 	case d.DataQuality.OOMLog == StatusNotConfigured:
@@ -82,17 +111,24 @@ func (d Digest) headline() string {
 	case d.OOMEvents.Total == 0:
 		return head + "; no OOMs pasted in Slack."
 	}
-	return fmt.Sprintf("%s; %s pasted in Slack.", head, plural(d.OOMEvents.Total, "OOM"))
+	return fmt.Sprintf("%s; %s pasted in Slack.", head, fleet.Plural(d.OOMEvents.Total, "OOM"))
 }
 
 func (d Digest) keyNumbers() []reply.Field {
 	fs := []reply.Field{
-		{Label: "GPUs seen", Value: strconv.Itoa(d.GPUsSeen)},
+		{Label: "GPUs seen", Value: fmt.Sprintf("%d (%s)", d.GPUsSeen, fleet.Plural(len(d.Jobs), "job"))},
 		{Label: "Fleet memory", Value: fmt.Sprintf("peak %s, average %s", formatRatio(d.Fleet.PeakUsedRatio), formatRatio(d.Fleet.AvgUsedRatio))},
 	}
 	if len(d.NearOOM) > 0 {
 		n := d.NearOOM[0]
-		fs = append(fs, reply.Field{Label: "Near OOM", Value: fmt.Sprintf("%d (worst: %s, %s at or above 95%%)", len(d.NearOOM), refName(n.GPURef), formatHours(n.HoursAbove95))})
+		fs = append(fs, reply.Field{Label: "Near OOM", Value: fmt.Sprintf("%d (worst: %s, %s at or above 95%%)", len(d.NearOOM), n.Name(), formatHours(n.HoursAbove95))})
+	}
+	if jobs := d.restartedJobs(); len(jobs) > 0 {
+		var names []string
+		for _, j := range jobs {
+			names = append(names, fmt.Sprintf("%s ×%d", j.Name, j.Restarts))
+		}
+		fs = append(fs, reply.Field{Label: "Restarts", Value: fmt.Sprintf("%d (%s)", d.Fleet.Restarts, fleet.ListSome(names))})
 	}
 	if len(d.IdleHolding) > 0 {
 		v := fmt.Sprintf("%d, %s GPU-hours", len(d.IdleHolding), formatNumber(d.Fleet.IdleGPUHours))
@@ -100,6 +136,13 @@ func (d Digest) keyNumbers() []reply.Field {
 			v += ", " + formatUSD(*d.Fleet.IdleUSD)
 		}
 		fs = append(fs, reply.Field{Label: "Idle holding memory", Value: v})
+	}
+	if len(d.ServingIdle) > 0 {
+		v := fmt.Sprintf("%d, %s GPU-hours idle", len(d.ServingIdle), formatNumber(d.Fleet.ServingIdleGPUHours))
+		if d.Fleet.ServingIdleUSD != nil {
+			v += ", " + formatUSD(*d.Fleet.ServingIdleUSD)
+		}
+		fs = append(fs, reply.Field{Label: "Serving, mostly idle", Value: v})
 	}
 	if d.OOMEvents.Total > 0 {
 		v := strconv.Itoa(d.OOMEvents.Total)
@@ -121,24 +164,28 @@ func (d Digest) footer() []string {
 		out = append(out, fmt.Sprintf("Data: dcgm-exporter via Prometheus up to %s, in %s buckets.", d.Window.End.Format("Mon 15:04 MST"), dq.Step))
 	case StatusNotConfigured:
 		out = append(out, "No GPU metrics: set VRAMBOT_PROMETHEUS_URL to a Prometheus that scrapes dcgm-exporter.")
+	case StatusUnreachable:
+		out = append(out, "No GPU metrics: Prometheus unreachable ("+truncate(dq.PrometheusError, 200)+").")
 	default:
-		out = append(out, "No GPU metrics: Prometheus "+strings.ReplaceAll(dq.Prometheus, "_", " ")+" ("+truncate(dq.PrometheusError, 200)+").")
+		// Prometheus answered and refused the queries: the detail is for
+		// operators (--json and the bot's log), not the channel.
+		out = append(out, "No GPU metrics: Prometheus answered but failed the digest's queries (details: `vrambot digest --json`, the bot's log).")
 	}
 	switch dq.OOMLog {
 	case StatusNotConfigured:
 		out = append(out, "No OOM log: the bot's store is not configured.")
 	case StatusUnavailable:
-		out = append(out, "OOM log unavailable ("+truncate(dq.OOMLogError, 200)+").")
+		out = append(out, "OOM log unavailable: the bot's store did not answer (details in the bot's log).")
 	}
 	var gaps []string
 	for _, s := range dq.StoppedReporting {
-		gaps = append(gaps, fmt.Sprintf("%s stopped reporting at %s", refName(s.GPURef), s.LastSeen.In(loc).Format("Mon 15:04")))
+		gaps = append(gaps, fmt.Sprintf("%s stopped reporting at %s", s.Name(), s.LastSeen.In(loc).Format("Mon 15:04")))
 	}
 	gaps = append(gaps, dq.MissingMetrics...)
 	if len(gaps) > 0 {
 		out = append(out, "Gaps: "+strings.Join(gaps, "; ")+".")
 	}
-	if !d.AllClear() && (len(d.NearOOM)+len(d.IdleHolding)+d.OOMEvents.Total+len(d.TopConsumers)) > 0 {
+	if !d.AllClear() && len(d.NearOOM)+len(d.IdleHolding)+len(d.ServingIdle)+len(d.Jobs)+d.OOMEvents.Total+len(d.TopConsumers) > 0 {
 		out = append(out, "Details in the thread.")
 	}
 	return out
@@ -158,28 +205,82 @@ func (d Digest) ThreadReplies() []reply.Reply {
 	if len(d.NearOOM) > 0 {
 		var items []string
 		for _, n := range d.NearOOM {
-			items = append(items, fmt.Sprintf("%s%s%s: peak %s (%s of %s), %s at or above 95%%",
-				refName(n.GPURef), modelSuffix(n.Model), ownerSuffix(n.Owner), formatRatio(n.PeakUsedRatio),
-				formatBytes(n.PeakUsedBytes), formatBytes(n.TotalBytes), formatHours(n.HoursAbove95)))
+			s := fmt.Sprintf("%s%s%s: peak %s (%s of %s) at %s, %s at or above 95%%",
+				n.Name(), modelSuffix(n.Model), ownerSuffix(n.Owner), formatRatio(n.PeakUsedRatio),
+				formatBytes(n.PeakUsedBytes), formatBytes(n.CapacityBytes), n.PeakAt.In(loc).Format("Mon 15:04"), formatHours(n.HoursAbove95))
+			if n.Restarts > 0 {
+				s += fmt.Sprintf("; its job restarted %s", times(n.Restarts))
+			}
+			items = append(items, s)
 		}
-		add("Near OOM", reply.Section{Text: "GPUs whose memory reached 95% of capacity. A job that died of OOM never shows 100%: the failing allocation is never resident.", Items: items})
+		add("Near OOM", reply.Section{Text: "GPUs whose memory reached 95% of capacity (FB_USED + FB_FREE + FB_RESERVED of one sample), with the owner at the peak. A job that died of OOM never shows 100%: the failing allocation is never resident.", Items: items})
+	}
+	if jobs := d.restartedJobs(); len(jobs) > 0 {
+		var items []string
+		for _, j := range jobs[:min(len(jobs), maxRestartLines)] {
+			var at []string
+			for _, t := range j.RestartTimes {
+				at = append(at, t.In(loc).Format("15:04"))
+			}
+			s := fmt.Sprintf("%s (%s) restarted %s: memory fell to about 0 by %s on %s", j.Name, j.Kind, times(j.Restarts), strings.Join(at, ", "), fleet.ListSome(j.GPUNames))
+			for _, o := range j.OOMs {
+				s += fmt.Sprintf("; OOM pasted in %s at %s, memory fell to 0 by %s on %s", channelRef(o.Channel), o.At.In(loc).Format("15:04"), o.RestartAt.In(loc).Format("15:04"), o.GPU)
+				if o.Permalink != "" {
+					s += " (" + o.Permalink + ")"
+				}
+			}
+			items = append(items, s)
+		}
+		add("Restarts", reply.Section{Text: "Held memory fell to about zero and climbed again under the same job: the process died and was restarted (a CUDA OOM ends the process). Matched with the OOMs pasted in Slack at the same time on a GPU of the same capacity.", Items: items})
 	}
 	if len(d.IdleHolding) > 0 {
 		var items []string
 		for _, h := range d.IdleHolding {
-			s := fmt.Sprintf("%s%s%s: idle %s holding %s, %s GPU-hours", refName(h.GPURef), modelSuffix(h.Model), ownerSuffix(h.Owner),
+			s := fmt.Sprintf("%s%s%s: idle %s holding %s, %s GPU-hours", h.Name(), modelSuffix(h.Model), ownerSuffix(h.Owner),
 				formatHours(h.IdleHours), formatBytes(h.MemoryHeldBytes), formatNumber(h.GPUHours))
 			if h.USD != nil {
 				s += fmt.Sprintf(", %s (%s)", formatUSD(*h.USD), h.PriceSource)
 			}
 			items = append(items, s)
 		}
-		add("Idle while holding memory", reply.Section{Text: "Under 5% engine activity while holding at least 1 GiB.", Items: items})
+		add("Idle while holding memory", reply.Section{Text: "Under 5% engine activity while holding at least 1 GiB; serving engines are listed apart.", Items: items})
+	}
+	if len(d.ServingIdle) > 0 {
+		var items []string
+		for _, s := range d.ServingIdle {
+			line := fmt.Sprintf("%s (%s): idle %s of %s GPU-hours (%s)", s.Name, fleet.Plural(s.GPUs, "GPU"), formatNumber(s.IdleGPUHours), formatNumber(s.GPUHours), formatRatio(s.IdleShare))
+			if s.USD != nil {
+				line += fmt.Sprintf(", %s idle (%s)", formatUSD(*s.USD), s.PriceSource)
+			}
+			items = append(items, line)
+		}
+		add("Serving, mostly idle", reply.Section{Text: "Inference servers hold their memory by design (vLLM, SGLang and TGI pre-allocate gpu_memory_utilization of it); these sat idle between requests most of the window.", Items: items})
+	}
+	if len(d.Jobs) > 0 {
+		var items []string
+		for _, j := range d.Jobs[:min(len(d.Jobs), maxJobLines)] {
+			s := fmt.Sprintf("%s (%s, %s): %s GPU-hours, peak %s", j.Name, j.Kind, fleet.Plural(j.GPUs, "GPU"), formatNumber(j.GPUHours), formatRatio(j.PeakUsedRatio))
+			if j.HoursAbove95 > 0 {
+				s += fmt.Sprintf(", %s at or above 95%%", formatHours(j.HoursAbove95))
+			}
+			if j.Restarts > 0 {
+				s += ", restarted " + times(j.Restarts)
+			}
+			if j.CostUSD != nil {
+				s += ", " + formatUSD(*j.CostUSD)
+			}
+			items = append(items, s)
+		}
+		text := "GPUs grouped by owner, largest first."
+		if n := len(d.Jobs) - maxJobLines; n > 0 {
+			text += fmt.Sprintf(" %d more in `vrambot digest --json`.", n)
+		}
+		add(fmt.Sprintf("Jobs (%d)", len(d.Jobs)), reply.Section{Text: text, Items: items})
 	}
 	if len(d.TopConsumers) > 0 {
 		var items []string
 		for _, c := range d.TopConsumers {
-			items = append(items, fmt.Sprintf("%s (%s): %s GiB-hours on %s", c.Name, c.Kind, formatNumber(c.MemoryGiBHours), plural(c.GPUs, "GPU")))
+			items = append(items, fmt.Sprintf("%s (%s): %s GiB-hours on %s", c.Name, c.Kind, formatNumber(c.MemoryGiBHours), fleet.Plural(c.GPUs, "GPU")))
 		}
 		add("Top consumers", reply.Section{Text: "GPU memory used over the window.", Items: items})
 	}
@@ -190,24 +291,27 @@ func (d Digest) ThreadReplies() []reply.Reply {
 			if t.TriedBytes != nil {
 				s += ", tried " + formatBytes(*t.TriedBytes)
 			}
+			if t.Job != "" {
+				s += fmt.Sprintf(", %s restarted on %s", t.Job, t.GPU)
+			}
 			switch {
 			case t.Permalink != "":
 				s += ": " + t.Permalink
 			case t.Channel != "":
-				s += ": channel " + t.Channel
+				s += ": " + channelRef(t.Channel)
 			}
 			items = append(items, s)
 		}
 		text := "By cause: " + formatCounts(d.OOMEvents.ByCause) + ". By format: " + formatCounts(d.OOMEvents.ByFormat) + "."
 		if n := d.OOMEvents.Total - len(d.OOMEvents.Threads); n > 0 {
-			text += fmt.Sprintf(" The %d oldest are not listed.", n)
+			text += fmt.Sprintf(" The %d newest are not listed.", n)
 		}
 		add(fmt.Sprintf("OOMs pasted in Slack (%d)", d.OOMEvents.Total), reply.Section{Text: text, Items: items})
 	}
 	if dq := d.DataQuality; len(dq.MissingMetrics)+len(dq.StoppedReporting)+len(dq.Labels) > 0 {
 		var items []string
 		for _, s := range dq.StoppedReporting {
-			items = append(items, fmt.Sprintf("%s stopped reporting: last sample %s", refName(s.GPURef), s.LastSeen.In(loc).Format("Mon 15:04 MST")))
+			items = append(items, fmt.Sprintf("%s stopped reporting: last sample %s", s.Name(), s.LastSeen.In(loc).Format("Mon 15:04 MST")))
 		}
 		items = append(items, dq.MissingMetrics...)
 		for _, l := range dq.Labels {
@@ -216,6 +320,22 @@ func (d Digest) ThreadReplies() []reply.Reply {
 		add("Data quality", reply.Section{Items: items})
 	}
 	return out
+}
+
+// channelRef names a channel: "channel C0ML" (ids stay readable in text
+// and in Slack alike).
+func channelRef(id string) string {
+	if id == "" {
+		return "a channel"
+	}
+	return "channel " + id
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 func causeText(c string) string {
@@ -249,33 +369,19 @@ func joinNonEmpty(sep string, parts ...string) string {
 	return strings.Join(keep, sep)
 }
 
-// formatCounts is "fragmentation 2, batch-too-large 1" (largest first).
+// formatCounts is "fragmentation 2, batch-too-large 1" (largest first, then
+// by name).
 func formatCounts(m map[string]int) string {
-	keys := sortedKeys(m)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortByCount(keys, m)
 	var parts []string
-	for len(keys) > 0 {
-		best := 0
-		for i, k := range keys {
-			if m[k] > m[keys[best]] {
-				best = i
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%s %d", keys[best], m[keys[best]]))
-		keys = append(keys[:best], keys[best+1:]...)
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// formatDuration is "24h", "5m", "1h30m": time.Duration.String without zero units.
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // formatHours is "6 h", "1.5 h" or "45 min".
@@ -305,6 +411,8 @@ func formatBytes(b int64) string {
 func formatRatio(r float64) string { return formatNumber(r*100) + "%" }
 
 func formatUSD(v float64) string { return fmt.Sprintf("$%.2f", v) }
+
+func formatClock(t time.Time, loc *time.Location) string { return t.In(loc).Format("Mon 15:04") }
 
 // truncate cuts s to n runes, marking the cut.
 func truncate(s string, n int) string {

@@ -39,11 +39,21 @@ var errUndecodable = errors.New("unreadable cache entry")
 // checks whether it has finished.
 const lockWaitInterval = 100 * time.Millisecond
 
+// Store is what the book needs from the store (store.Store has it): values
+// with a TTL, and a lock that makes refreshes run one at a time.
+type Store interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(context.Context) error, ok bool, err error)
+}
+
 // Book is the price cache: Refresh fills the store from the sources, and
-// Offers, Listing and FindOffers read only the store (never the network),
-// falling back to the offline snapshot when the store is down or empty.
+// Offers, Listing, FindOffers and PricePerGPUHour read only the store (never
+// the network), falling back to the offline snapshot when the store is down
+// or empty. A long-running process calls Reload on a schedule
+// (ReloadInterval) so that user requests answer from memory.
 type Book struct {
-	store        store.Store
+	store        Store
 	sources      []Source
 	fallback     Source
 	ttl          time.Duration
@@ -51,6 +61,7 @@ type Book struct {
 	readTimeout  time.Duration
 	now          func() time.Time
 	gpus         []catalog.GPU
+	usable       map[string]int64 // usable bytes by catalog key
 	log          *slog.Logger
 
 	fallbackMu     sync.Mutex
@@ -59,18 +70,17 @@ type Book struct {
 	memo listingMemo
 }
 
-// listingMemoTTL is how long FindOffers answers from the listing it last read
-// before re-reading the store in the background: once one listing has been
-// read, a user request never waits on the store (a slow or down Redis costs
-// the request nothing), and prices are at most this much older than the cache.
-const listingMemoTTL = time.Minute
+// ReloadInterval is how often a long-running process should call Reload:
+// user requests answer from the listing it last read, so prices are at most
+// this much older than the cache, and a slow or stopped Redis costs a
+// request nothing.
+const ReloadInterval = time.Minute
 
 // listingMemo is the last listing read for user requests.
 type listingMemo struct {
-	mu        sync.Mutex
-	listing   Listing
-	readAt    time.Time // zero: never read
-	rereading bool
+	mu      sync.Mutex
+	listing Listing
+	readAt  time.Time // zero: never read
 }
 
 // BookOption configures NewBook.
@@ -94,7 +104,7 @@ func WithLogger(l *slog.Logger) BookOption { return func(b *Book) { b.log = l } 
 // NewBook returns a cache of the sources' offers in st. fallback is the
 // offline snapshot (its Fetch must not use the network): it answers when the
 // store is unreachable or holds nothing yet. fallback may be nil.
-func NewBook(st store.Store, sources []Source, fallback Source, opts ...BookOption) *Book {
+func NewBook(st Store, sources []Source, fallback Source, opts ...BookOption) *Book {
 	b := &Book{
 		store:        st,
 		sources:      slices.Clone(sources),
@@ -108,6 +118,10 @@ func NewBook(st store.Store, sources []Source, fallback Source, opts ...BookOpti
 	}
 	for _, o := range opts {
 		o(b)
+	}
+	b.usable = make(map[string]int64, len(b.gpus))
+	for _, g := range b.gpus {
+		b.usable[g.Key] = g.UsableBytes
 	}
 	return b
 }
@@ -149,6 +163,9 @@ func (b *Book) Refresh(ctx context.Context) []SourceStatus {
 	if !ok {
 		if err := b.waitForRefresh(ctx); err != nil {
 			return b.allFailed(err)
+		}
+		if l, err := b.Listing(ctx); err == nil {
+			b.remember(l) // the other refresh's prices, at once
 		}
 		return b.statuses(ctx)
 	}
@@ -380,6 +397,7 @@ func (b *Book) Listing(ctx context.Context) (Listing, error) {
 		}
 		return b.fallbackListing(ctx, "price cache empty: using the %s; run `vrambot prices --refresh`", "not in the price cache yet")
 	}
+	Annotate(l.Offers, b.now(), b.usable)
 	return l, nil
 }
 
@@ -394,6 +412,7 @@ func (b *Book) fallbackListing(ctx context.Context, noteFormat, otherErr string)
 	if err != nil {
 		return Listing{}, fmt.Errorf("no prices: offline snapshot: %w", err)
 	}
+	Annotate(offers, b.now(), b.usable)
 	date := newestAsOf(offers)
 	l := Listing{
 		Offers:   offers,
@@ -484,6 +503,9 @@ func (b *Book) Offers(ctx context.Context) ([]Offer, []SourceStatus, error) {
 	return l.Offers, l.Sources, nil
 }
 
+// noPricesNote is FindOffers' line when no price can be read at all.
+const noPricesNote = "prices unavailable: neither the price cache nor the offline snapshot could be read (logged)"
+
 // FindOffers ranks the cached offers against req (see Rank) and returns
 // them with provenance lines: where the prices come from, their age, any
 // fallback, and the utilisation cost to finish assumes. It never fails: with
@@ -491,7 +513,10 @@ func (b *Book) Offers(ctx context.Context) ([]Offer, []SourceStatus, error) {
 func (b *Book) FindOffers(ctx context.Context, req Requirement) ([]Offer, []string) {
 	l, err := b.requestListing(ctx)
 	if err != nil {
-		return nil, []string{"prices unavailable: " + err.Error()}
+		// The detail (store and snapshot errors) is for the log; the line
+		// reaches users, in Slack too.
+		b.log.WarnContext(ctx, "price lookup failed", "err", err)
+		return nil, []string{noPricesNote}
 	}
 	notes := l.Notes
 	switch {
@@ -503,39 +528,34 @@ func (b *Book) FindOffers(ctx context.Context, req Requirement) ([]Offer, []stri
 	return Rank(l.Offers, req, b.gpus), notes
 }
 
-// requestListing is Listing for the path of a user request: the memoised
-// listing when there is one (re-read in the background once older than
-// listingMemoTTL), the store otherwise.
+// requestListing is Listing for the path of a user request: the listing
+// Reload (or a refresh) last remembered, or, before the first one, the store.
 func (b *Book) requestListing(ctx context.Context) (Listing, error) {
 	b.memo.mu.Lock()
-	if b.memo.readAt.IsZero() {
-		b.memo.mu.Unlock()
-		l, err := b.Listing(ctx)
-		if err == nil {
-			b.remember(l)
-		}
-		return l, err
-	}
-	l := b.memo.listing
-	if b.now().Sub(b.memo.readAt) >= listingMemoTTL && !b.memo.rereading {
-		b.memo.rereading = true
-		go b.reread()
-	}
+	l, read := b.memo.listing, !b.memo.readAt.IsZero()
 	b.memo.mu.Unlock()
-	return l, nil
+	if read {
+		return l, nil
+	}
+	l, err := b.Listing(ctx)
+	if err == nil {
+		b.remember(l)
+	}
+	return l, err
 }
 
-// reread refreshes the memoised listing from the store.
-func (b *Book) reread() {
-	ctx, cancel := context.WithTimeout(context.Background(), b.readTimeout+time.Second)
-	defer cancel()
+// Reload re-reads the listing from the store (never the network) into the
+// memory user requests answer from. A long-running process calls it every
+// ReloadInterval from its scheduler; with the store down the listing is the
+// offline snapshot, saying so, until a later Reload finds the store again.
+// The error is only for having no prices at all, or ctx ending.
+func (b *Book) Reload(ctx context.Context) error {
 	l, err := b.Listing(ctx)
-	b.memo.mu.Lock()
-	defer b.memo.mu.Unlock()
-	b.memo.rereading = false
-	if err == nil {
-		b.memo.listing, b.memo.readAt = l, b.now()
+	if err != nil {
+		return err
 	}
+	b.remember(l)
+	return nil
 }
 
 func (b *Book) remember(l Listing) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -331,6 +332,9 @@ func TestNoPricesAtAll(t *testing.T) {
 		if len(offers) != 0 || len(notes) != 1 || !strings.HasPrefix(notes[0], "prices unavailable: ") {
 			t.Errorf("FindOffers = %v, %q; want none and one line saying why", offers, notes)
 		}
+		if strings.Contains(notes[0], "corrupt") || strings.Contains(notes[0], "6379") {
+			t.Errorf("FindOffers note %q shows internal detail to users", notes[0])
+		}
 	}
 }
 
@@ -355,15 +359,15 @@ func TestUndecodableCacheEntry(t *testing.T) {
 }
 
 func TestCacheTTL(t *testing.T) {
-	st := store.NewMemory()
-	emb := snapshot()
-	aws := awsSource()
-	book := newBook(st, newClock(), []pricing.Source{aws}, emb, pricing.WithCacheTTL(100*time.Millisecond))
+	c := newClock()
+	st := store.NewMemory(store.WithClock(c.Now))
+	book := newBook(st, c, []pricing.Source{awsSource()}, snapshot(), pricing.WithCacheTTL(time.Hour))
 	book.Refresh(t.Context())
+	c.Add(59 * time.Minute)
 	if l, _ := book.Listing(t.Context()); l.Fallback {
-		t.Fatal("fresh cache not served")
+		t.Fatal("offers within the cache TTL not served")
 	}
-	time.Sleep(250 * time.Millisecond)
+	c.Add(2 * time.Minute)
 	if l, _ := book.Listing(t.Context()); !l.Fallback {
 		t.Error("offers past the cache TTL still served")
 	}
@@ -501,7 +505,8 @@ func (s *switchableStore) Get(ctx context.Context, key string) ([]byte, error) {
 
 // TestFindOffersAnswersFromMemory checks that user requests read the store
 // once, then answer from memory (so a slow or stopped Redis costs them
-// nothing), re-reading in the background once the memo is a minute old.
+// nothing) until Reload, which the scheduler calls, reads it again; the book
+// starts no goroutine of its own.
 func TestFindOffersAnswersFromMemory(t *testing.T) {
 	st, c := &switchableStore{Store: store.NewMemory()}, newClock()
 	aws, emb := awsSource(), snapshot()
@@ -512,34 +517,90 @@ func TestFindOffersAnswersFromMemory(t *testing.T) {
 	if len(want) == 0 {
 		t.Fatal("no offers after a refresh")
 	}
+	unreachable := func(notes []string) bool {
+		return slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "unreachable") })
+	}
 
 	st.down.Store(true)
 	readsBefore := st.reads.Load()
+	c.Add(time.Hour) // however old the memo, requests do not read the store
 	for range 10 {
 		got, notes := book.FindOffers(t.Context(), req)
-		if !slices.Equal(summary(got), summary(want)) || slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "unreachable") }) {
-			t.Fatalf("within the memo TTL: %v %q, want the cached offers %v", summary(got), notes, summary(want))
+		if !slices.Equal(summary(got), summary(want)) || unreachable(notes) {
+			t.Fatalf("from memory: %v %q, want the cached offers %v", summary(got), notes, summary(want))
+		}
+		if _, _, ok := book.PricePerGPUHour(t.Context(), "NVIDIA A10G"); !ok {
+			t.Fatal("PricePerGPUHour did not answer from memory")
 		}
 	}
 	if n := st.reads.Load() - readsBefore; n != 0 {
-		t.Errorf("%d store reads within the memo TTL, want 0", n)
+		t.Errorf("%d store reads by requests, want 0", n)
 	}
 
-	// A minute later a request still answers at once, and triggers one
-	// background re-read that, with the store down, falls back to the snapshot.
-	c.Add(time.Minute)
-	if got, _ := book.FindOffers(t.Context(), req); !slices.Equal(summary(got), summary(want)) {
-		t.Errorf("stale memo not served while re-reading: %v", summary(got))
+	// Reload with the store down falls back to the snapshot, saying so.
+	if err := book.Reload(t.Context()); err != nil {
+		t.Fatalf("Reload: %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, notes := book.FindOffers(t.Context(), req)
-		if slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "unreachable") }) {
-			break
+	if _, notes := book.FindOffers(t.Context(), req); !unreachable(notes) {
+		t.Errorf("after Reload with the store down: notes %q, want the fallback said", notes)
+	}
+	// And once the store is back, the next Reload serves the cache again.
+	st.down.Store(false)
+	if err := book.Reload(t.Context()); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if got, notes := book.FindOffers(t.Context(), req); !slices.Equal(summary(got), summary(want)) || unreachable(notes) {
+		t.Errorf("after Reload with the store back: %v %q", summary(got), notes)
+	}
+}
+
+// TestReloadHonoursContext checks Reload stops with its context.
+func TestReloadHonoursContext(t *testing.T) {
+	book := newBook(store.NewMemory(), newClock(), []pricing.Source{awsSource()}, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := book.Reload(ctx); err == nil {
+		t.Error("Reload with a cancelled context succeeded")
+	}
+}
+
+func TestPricePerGPUHour(t *testing.T) {
+	c := newClock() // 2026-11-29
+	a10gOld := offer("A10G", 1, 0.90, false)
+	a10gOld.AsOf = "2026-01-21" // cheaper but outdated: a fresher price exists
+	a10g8 := offer("A10G", 8, 8*1.20, false)
+	h100 := offer("H100-SXM", 8, 8*3.99, false)
+	h100.AsOf = "2026-09-20"
+	h100spot := offer("H100-SXM", 1, 1.0, true)
+	component := offer("T4", 1, 0.35, false)
+	component.ComponentOnly = true
+	src := &fakeSource{name: "s", offers: []pricing.Offer{a10gOld, offer("A10G", 1, 1.006, false), a10g8, h100, h100spot, component}}
+	book := newBook(store.NewMemory(), c, []pricing.Source{src}, nil)
+	book.Refresh(t.Context())
+
+	tests := []struct {
+		model    string
+		want     float64
+		wantProv string // substring; "" for no price
+	}{
+		{"NVIDIA A10G", 1.006, "cheapest on-demand A10G: p-a10g 1x-A10G at $1.01/GPU-h (test, as of 2026-11-29)"},
+		{"NVIDIA H100 80GB HBM3", 3.99, "as of 2026-09-20, 70 days old: stale)"},
+		{"Tesla T4", 0, ""},        // a GPU-only price is no instance
+		{"Some Future GPU", 0, ""}, // not in the catalog
+		{"NVIDIA GeForce RTX 4090", 0, ""},
+	}
+	for _, tt := range tests {
+		usd, prov, ok := book.PricePerGPUHour(t.Context(), tt.model)
+		switch {
+		case tt.wantProv == "" && ok:
+			t.Errorf("%s: got $%.3f (%s), want no price", tt.model, usd, prov)
+		case tt.wantProv != "" && (!ok || math.Abs(usd-tt.want) > 1e-9 || !strings.Contains(prov, tt.wantProv)):
+			t.Errorf("%s: %v $%.3f %q; want $%.3f and %q", tt.model, ok, usd, prov, tt.want, tt.wantProv)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the background re-read never replaced the memo; notes %q", notes)
-		}
-		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, _, ok := book.PricePerGPUHour(ctx, "NVIDIA A10G"); ok {
+		t.Error("answered with a cancelled context")
 	}
 }

@@ -21,6 +21,22 @@ type Offer struct {
 	Source             string   `json:"source"`
 	HoursToFinish      *float64 `json:"hours_to_finish"`
 	CostToFinishUSD    *float64 `json:"cost_to_finish_usd"`
+	// AgeDays is how many whole days before today the price was observed
+	// (AsOf), and Stale that it is more than StaleAfterDays; both are set when
+	// the book lists its offers (see Annotate).
+	AgeDays int  `json:"age_days"`
+	Stale   bool `json:"stale"`
+	// ComponentOnly marks a price for the GPU alone (GCP's attachable GPUs):
+	// it cannot be rented without a host VM, so it is never ranked.
+	ComponentOnly bool `json:"component_only"`
+	// GPUUsableBytes is what one GPU reports to CUDA/ROCm as total: the
+	// figure a fit is judged against (catalog usable_bytes).
+	GPUUsableBytes int64 `json:"gpu_usable_bytes"`
+	// RankNote says why a ranked offer is there against the ranking's
+	// preferences: a box with more GPUs than the plan needs, or a price older
+	// than UnrankedAfterDays that is the only one for its GPU. Empty in
+	// listings and for ordinary ranked offers.
+	RankNote string `json:"rank_note,omitempty"`
 }
 
 // Requirement is what a workload needs from a GPU offer, per GPU.

@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 
@@ -21,37 +22,75 @@ const (
 )
 
 // Rank returns the offers that fit req, one best offer per GPU model: first
-// on-demand, cheapest first (at most MaxOnDemand), then spot (at most
-// MaxSpot). "Cheapest" is the instance $/h, or the cost to finish when
-// req.TrainFLOPs > 0, so a faster, dearer GPU can win. The requested GPU's
-// best fitting offer is always included and marked Requested, even when it
-// is not among the cheapest.
+// on-demand (at most MaxOnDemand), then spot (at most MaxSpot). The rules,
+// in order (README, "Prices"):
 //
-// An offer fits when its GPU (looked up in gpus by GPUKey) reports at least
-// req.MemoryPerGPUBytes usable memory, has bf16/fp8 when needed, and one
-// instance has at least req.GPUCount GPUs: a multi-GPU plan is assumed to
-// run inside one node. Offers of GPUs missing from gpus, or without a
-// positive finite price, are left out. The input is not modified.
+//   - An offer fits when its GPU (looked up in gpus by GPUKey) reports at
+//     least req.MemoryPerGPUBytes usable memory, has bf16/fp8 when needed,
+//     and one instance has at least req.GPUCount GPUs (a multi-GPU plan runs
+//     inside one node). Offers of GPUs missing from gpus, without a positive
+//     finite price, or for a GPU component alone (ComponentOnly) are left out.
+//   - An offer older than UnrankedAfterDays is left out while its GPU has a
+//     fresher whole-instance offer anywhere in offers; when it has none, the
+//     old offer is ranked and its RankNote says so.
+//   - An instance with more GPUs than the plan needs is ranked only when it
+//     costs less than every fitting offer of exactly the needed count that is
+//     at least as fresh (spot compared with spot, on-demand with on-demand),
+//     and its RankNote says so: a one-GPU plan is not sent to a 2× box that
+//     merely has a lower $/GPU-hour.
+//   - Fresh offers (AgeDays <= StaleAfterDays) come before stale ones, and
+//     those before outdated ones; within that, cheapest first, where
+//     "cheapest" is the instance $/h, or the cost to finish when
+//     req.TrainFLOPs > 0, so a faster, dearer GPU can win.
+//
+// The requested GPU's best fitting offer is always included and marked
+// Requested, even when it is not among the cheapest. Offers must carry
+// AgeDays (see Annotate). The input is not modified.
 func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 	byKey := make(map[string]catalog.GPU, len(gpus))
 	for _, g := range gpus {
 		byKey[g.Key] = g
 	}
 	need := max(req.GPUCount, 1)
-	bestOnDemand := make(map[string]ranked)
-	bestSpot := make(map[string]ranked)
+	recent := recentGPUs(offers)
+	var fitting []ranked
 	for _, o := range offers {
 		gpu, ok := byKey[o.GPUKey]
-		if !ok || !fits(gpu, o, req, need) {
+		if !ok || o.ComponentOnly || !fits(gpu, o, req, need) {
 			continue
 		}
-		r := score(o, gpu, req)
+		o.RankNote = ""
+		if tier(o) == tierOutdated {
+			if recent[o.GPUKey] {
+				continue
+			}
+			o.RankNote = fmt.Sprintf("priced %s: no fresher price for this GPU", AgeText(o.AgeDays))
+		}
+		fitting = append(fitting, score(o, gpu, req))
+	}
+
+	bestOnDemand := make(map[string]ranked)
+	bestSpot := make(map[string]ranked)
+	requested := make(map[bool]ranked) // by spot; the requested GPU's best, oversized boxes included
+	exact := cheapestExact(fitting, need)
+	for _, r := range fitting {
+		if r.offer.GPUKey == req.RequestedGPU {
+			if cur, ok := requested[r.offer.Spot]; !ok || r.less(cur) {
+				requested[r.offer.Spot] = r
+			}
+		}
+		if r.offer.GPUCount > need {
+			if exact.undercuts(r) {
+				continue
+			}
+			r.offer.RankNote = joinNotes(r.offer.RankNote, oversizedNote(r.offer, need))
+		}
 		best := bestOnDemand
-		if o.Spot {
+		if r.offer.Spot {
 			best = bestSpot
 		}
-		if cur, ok := best[o.GPUKey]; !ok || r.less(cur) {
-			best[o.GPUKey] = r
+		if cur, ok := best[r.offer.GPUKey]; !ok || r.less(cur) {
+			best[r.offer.GPUKey] = r
 		}
 	}
 	onDemand := sortedValues(bestOnDemand)
@@ -61,11 +100,22 @@ func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 	pickedSpot := slices.Clone(spot[:min(len(spot), MaxSpot)])
 	// The requested GPU's best offer: on-demand if it has one, else spot. It
 	// is dearer than every picked one, so appending keeps the order.
+	// A requested GPU whose only fitting offers are bigger boxes than the
+	// plan needs gets its best one, saying so.
+	oversizedRequested := func(r ranked) ranked {
+		r.offer.RankNote = joinNotes(r.offer.RankNote,
+			fmt.Sprintf("rents %d GPUs: the GPU you named has no smaller offer that fits", r.offer.GPUCount))
+		return r
+	}
 	if req.RequestedGPU != "" {
 		if r, ok := bestOnDemand[req.RequestedGPU]; ok {
 			picked = appendMissing(picked, r)
+		} else if r, ok := requested[false]; ok {
+			picked = appendMissing(picked, oversizedRequested(r))
 		} else if r, ok := bestSpot[req.RequestedGPU]; ok {
 			pickedSpot = appendMissing(pickedSpot, r)
+		} else if r, ok := requested[true]; ok {
+			pickedSpot = appendMissing(pickedSpot, oversizedRequested(r))
 		}
 	}
 
@@ -76,6 +126,79 @@ func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 		out = append(out, o)
 	}
 	return out
+}
+
+// recentGPUs are the GPUs with a whole-instance offer no older than
+// UnrankedAfterDays, fitting or not.
+func recentGPUs(offers []Offer) map[string]bool {
+	recent := make(map[string]bool)
+	for _, o := range offers {
+		if !o.ComponentOnly && tier(o) != tierOutdated {
+			recent[o.GPUKey] = true
+		}
+	}
+	return recent
+}
+
+// exactCosts is the lowest cost of a fitting offer with exactly the needed
+// number of GPUs, by spot or not and freshness tier.
+type exactCosts map[exactClass]float64
+
+type exactClass struct {
+	spot bool
+	tier int
+}
+
+func cheapestExact(fitting []ranked, need int) exactCosts {
+	out := make(exactCosts)
+	for _, r := range fitting {
+		if r.offer.GPUCount != need {
+			continue
+		}
+		k := exactClass{r.offer.Spot, tier(r.offer)}
+		if c, ok := out[k]; !ok || r.cost < c {
+			out[k] = r.cost
+		}
+	}
+	return out
+}
+
+// undercuts reports an exact-size offer at least as fresh as r that costs
+// no more: r, a bigger box, is then not worth ranking. Fresher tiers count
+// because r ranks after all of them anyway; staler ones do not, because r
+// ranks before them.
+func (e exactCosts) undercuts(r ranked) bool {
+	for t := tierFresh; t <= tier(r.offer); t++ {
+		if c, ok := e[exactClass{r.offer.Spot, t}]; ok && c <= r.cost {
+			return true
+		}
+	}
+	return false
+}
+
+// oversizedNote says why a bigger box than the plan needs is ranked.
+func oversizedNote(o Offer, need int) string {
+	size := "single-GPU"
+	if need > 1 {
+		size = fmt.Sprintf("%d-GPU", need)
+	}
+	var than string
+	switch tier(o) {
+	case tierFresh:
+		than = "any fresh " + size + " offer"
+	case tierStale:
+		than = fmt.Sprintf("any %s offer at most %d days old", size, UnrankedAfterDays)
+	default:
+		than = "any " + size + " offer"
+	}
+	return fmt.Sprintf("rents %d GPUs: cheaper than %s that fits", o.GPUCount, than)
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // fits reports whether one instance of o can hold the requirement.
@@ -123,14 +246,15 @@ func score(o Offer, gpu catalog.GPU, req Requirement) ranked {
 	return ranked{offer: o, cost: cost}
 }
 
-// less orders by cost, then $/GPU-hour, then names, so ties are stable
-// whatever order the sources listed them in.
+// less orders by freshness tier, cost, then $/GPU-hour, then names, so ties
+// are stable whatever order the sources listed them in.
 func (r ranked) less(s ranked) bool {
 	return compareRanked(r, s) < 0
 }
 
 func compareRanked(r, s ranked) int {
 	return cmp.Or(
+		cmp.Compare(tier(r.offer), tier(s.offer)),
 		cmp.Compare(r.cost, s.cost),
 		cmp.Compare(r.offer.PricePerHourUSD, s.offer.PricePerHourUSD),
 		cmp.Compare(r.offer.PricePerGPUHourUSD, s.offer.PricePerGPUHourUSD),

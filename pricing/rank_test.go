@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/pricing"
@@ -132,9 +133,10 @@ func TestRank(t *testing.T) {
 			want: []string{"A100-80GB 8x $11.12", "H100-SXM 8x $19.92"},
 		},
 		{
-			name: "two GPUs: the 2x 4090 instance fits",
+			// The 8-GPU boxes fit too, but cost more than the 2-GPU one.
+			name: "two GPUs: the 2x 4090 instance fits, bigger boxes are not offered",
 			req:  pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 2},
-			want: []string{"RTX4090 2x $0.66", "A100-80GB 8x $11.12", "H100-SXM 8x $19.92"},
+			want: []string{"RTX4090 2x $0.66"},
 		},
 		{
 			name: "nothing fits",
@@ -205,5 +207,178 @@ func TestRankSkipsBadOffers(t *testing.T) {
 	got := summary(pricing.Rank([]pricing.Offer{unknown, free, nan, inf, good}, pricing.Requirement{GPUCount: 1}, catalog.GPUs()))
 	if want := []string{"L4 1x $0.70"}; !slices.Equal(got, want) {
 		t.Errorf("Rank = %v, want %v", got, want)
+	}
+}
+
+// aged sets an offer's age as the book's listing would (pricing.Annotate).
+func aged(o pricing.Offer, days int) pricing.Offer {
+	o.AgeDays, o.Stale = days, days > pricing.StaleAfterDays
+	return o
+}
+
+// notes renders ranked offers with their rank notes.
+func notes(offers []pricing.Offer) []string {
+	out := summary(offers)
+	for i, o := range offers {
+		if o.RankNote != "" {
+			out[i] += " (" + o.RankNote + ")"
+		}
+	}
+	return out
+}
+
+// TestRankWholeInstances covers the issue-14 rules: multi-GPU boxes for a
+// one-GPU plan, and prices for the GPU alone.
+func TestRankWholeInstances(t *testing.T) {
+	component := offer("T4", 1, 0.35, false)
+	component.ComponentOnly = true
+	tests := []struct {
+		name   string
+		market []pricing.Offer
+		req    pricing.Requirement
+		want   []string
+	}{
+		{
+			name:   "a 2x box cheaper than every single-GPU box is ranked, saying so",
+			market: []pricing.Offer{offer("RTX3090", 2, 0.33, false), offer("RTX4090", 1, 0.34, false), offer("L4", 1, 0.70, false)},
+			req:    pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 1},
+			want: []string{
+				"RTX3090 2x $0.33 (rents 2 GPUs: cheaper than any fresh single-GPU offer that fits)",
+				"RTX4090 1x $0.34", "L4 1x $0.70",
+			},
+		},
+		{
+			name:   "a 2x box with a lower $/GPU-hour but a higher $/h is not",
+			market: []pricing.Offer{offer("RTX3090", 2, 0.40, false), offer("RTX4090", 1, 0.34, false)},
+			req:    pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 1},
+			want:   []string{"RTX4090 1x $0.34"},
+		},
+		{
+			name:   "with no single-GPU box at all the smallest box is ranked",
+			market: []pricing.Offer{offer("H100-SXM", 8, 31.92, false), offer("A100-80GB", 8, 11.12, false)},
+			req:    pricing.Requirement{MemoryPerGPUBytes: 70 * gib, GPUCount: 1},
+			want: []string{
+				"A100-80GB 8x $11.12 (rents 8 GPUs: cheaper than any fresh single-GPU offer that fits)",
+				"H100-SXM 8x $31.92 (rents 8 GPUs: cheaper than any fresh single-GPU offer that fits)",
+			},
+		},
+		{
+			// Fresh offers rank first, so a fresh box is judged against fresh
+			// single-GPU offers; the cheaper stale one follows it.
+			name:   "a fresh 2x box against a cheaper stale single-GPU box",
+			market: []pricing.Offer{offer("B200", 2, 9.41, false), aged(offer("B200", 1, 6.99, false), 72), offer("H200", 1, 2.65, false)},
+			req:    pricing.Requirement{MemoryPerGPUBytes: 150 * gib, GPUCount: 1},
+			want: []string{
+				"B200 2x $9.41 (rents 2 GPUs: cheaper than any fresh single-GPU offer that fits)",
+			},
+		},
+		{
+			name: "a stale 2x box is judged against single-GPU boxes at least as fresh",
+			market: []pricing.Offer{
+				aged(offer("RTX3090", 2, 0.30, false), 60), aged(offer("RTX3090", 2, 0.33, false), 90), offer("RTX4090", 1, 0.34, false),
+				aged(offer("L40S", 2, 0.50, false), 45), offer("L4", 1, 0.45, false),
+			},
+			req: pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 1},
+			want: []string{
+				"RTX4090 1x $0.34", "L4 1x $0.45", // the stale 2x L40S costs more than both: not ranked
+				"RTX3090 2x $0.30 (rents 2 GPUs: cheaper than any single-GPU offer at most 180 days old that fits)",
+			},
+		},
+		{
+			name:   "the requested GPU's only box is bigger than needed: shown, saying so",
+			market: []pricing.Offer{offer("RTX4090", 1, 0.34, false), offer("H100-SXM", 8, 31.92, false)},
+			req:    pricing.Requirement{MemoryPerGPUBytes: 20 * gib, GPUCount: 1, RequestedGPU: "H100-SXM"},
+			want: []string{
+				"RTX4090 1x $0.34",
+				"H100-SXM 8x $31.92 requested (rents 8 GPUs: the GPU you named has no smaller offer that fits)",
+			},
+		},
+		{
+			name:   "a price for the GPU alone is never ranked, even when cheapest",
+			market: []pricing.Offer{component, offer("T4", 1, 0.526, false), offer("L4", 1, 0.80, false)},
+			req:    pricing.Requirement{MemoryPerGPUBytes: 10 * gib, GPUCount: 1, RequestedGPU: "T4"},
+			want:   []string{"T4 1x $0.53 requested", "L4 1x $0.80"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := notes(pricing.Rank(tt.market, tt.req, catalog.GPUs())); !slices.Equal(got, tt.want) {
+				t.Errorf("Rank =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+}
+
+// TestRankFreshness covers the age rules: fresh before stale, and prices
+// older than half a year only when nothing fresher exists for the GPU.
+func TestRankFreshness(t *testing.T) {
+	req := pricing.Requirement{MemoryPerGPUBytes: 10 * gib, GPUCount: 1}
+	tests := []struct {
+		name   string
+		market []pricing.Offer
+		want   []string
+	}{
+		{
+			name: "an outdated price is dropped while its GPU has a fresher one, even a dearer one",
+			market: []pricing.Offer{
+				aged(offer("T4", 1, 0.20, false), 700), aged(offer("T4", 1, 0.53, false), 10), aged(offer("L4", 1, 0.80, false), 2),
+			},
+			want: []string{"T4 1x $0.53", "L4 1x $0.80"},
+		},
+		{
+			name: "a fresher offer that does not fit still makes an outdated one unrankable",
+			market: []pricing.Offer{
+				aged(offer("V100-16GB", 8, 6.32, false), 400), aged(offer("V100-16GB", 1, 0.79, true), 3),
+			},
+			want: []string{"V100-16GB 1x $0.79 spot"},
+		},
+		{
+			name:   "an outdated price that is the only one for its GPU is ranked, saying so",
+			market: []pricing.Offer{aged(offer("A10G", 1, 1.006, false), 314), aged(offer("L4", 1, 0.80, false), 2)},
+			want:   []string{"L4 1x $0.80", "A10G 1x $1.01 (priced 314 days old: no fresher price for this GPU)"},
+		},
+		{
+			name: "fresh offers come first, then stale ones, each cheapest first",
+			market: []pricing.Offer{
+				aged(offer("RTX4090", 1, 0.30, false), 45), aged(offer("L4", 1, 0.80, false), 2),
+				aged(offer("A10G", 1, 1.006, false), 20), aged(offer("L40S", 1, 0.79, false), 90),
+			},
+			want: []string{"L4 1x $0.80", "A10G 1x $1.01", "RTX4090 1x $0.30", "L40S 1x $0.79"},
+		},
+		{
+			name: "a GPU's best offer is its freshest tier's cheapest",
+			market: []pricing.Offer{
+				aged(offer("RTX4090", 1, 0.30, false), 45), aged(offer("RTX4090", 1, 0.40, false), 1),
+			},
+			want: []string{"RTX4090 1x $0.40"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := notes(pricing.Rank(tt.market, req, catalog.GPUs())); !slices.Equal(got, tt.want) {
+				t.Errorf("Rank =\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestAgeDays(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		asOf string
+		want int
+	}{
+		{"2026-12-01", 0}, {"2026-11-30", 1}, {"2026-10-07", 55}, {"2026-01-21", 314}, {"2023-10-30", 1128},
+		{"2026-12-25", 0}, {"", -1}, {"01/12/2026", -1},
+	}
+	for _, tt := range tests {
+		if got := pricing.AgeDays(tt.asOf, now); got != tt.want {
+			t.Errorf("AgeDays(%q) = %d, want %d", tt.asOf, got, tt.want)
+		}
+	}
+	offers := []pricing.Offer{{AsOf: "2026-11-01"}, {AsOf: "2026-10-31"}, {AsOf: "garbage"}}
+	pricing.Annotate(offers, now, nil)
+	if offers[0].Stale || !offers[1].Stale || offers[0].AgeDays != 30 || offers[2].AgeDays <= pricing.UnrankedAfterDays {
+		t.Errorf("Annotate: %+v", offers)
 	}
 }

@@ -384,16 +384,19 @@ func (m Model) inactiveExpertParams() int64 {
 	return n
 }
 
-// ActiveParams is the parameters one token passes through at inference:
-// everything but the routed experts it is not sent to and the MTP modules
-// (which run only for speculative decoding); the input embedding is
-// included (one row is read, but vendors differ: docs/architectures.md §0
-// rule 7). For a dense model without MTP it equals Params.
+// ActiveParams is the parameters one token passes through at inference in
+// a mixture of experts: everything but the routed experts it is not sent
+// to and the MTP modules (which run only for speculative decoding), as the
+// published active counts are (DeepSeek-V3 37.6B, Qwen3-Next 3.9B); the
+// input embedding is included (vendors differ: docs/architectures.md §0
+// rule 7). For a dense model it is Params (the contract of
+// workload.active_params), whatever MTP modules ship with it.
 func (m Model) ActiveParams() int64 {
-	inactive := m.inactiveExpertParams() + m.ParamsByGroup()[TensorMTP]
+	inactive := m.inactiveExpertParams()
 	if inactive == 0 {
 		return m.Params
 	}
+	inactive += m.ParamsByGroup()[TensorMTP]
 	return max(0, m.Params-int64(float64(inactive)*m.paramScale()))
 }
 

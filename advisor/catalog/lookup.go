@@ -11,16 +11,6 @@ import (
 	"github.com/vrambot/vrambot/suggest"
 )
 
-// GPUs returns the GPU catalog in catalog order (a copy: callers may modify it).
-func GPUs() []GPU {
-	out := make([]GPU, len(gpuList))
-	for i, g := range gpuList {
-		g.Aliases = slices.Clone(g.Aliases)
-		out[i] = g
-	}
-	return out
-}
-
 // Models returns the model catalog in catalog order (a copy).
 func Models() []Model {
 	out := make([]Model, len(modelList))
@@ -29,21 +19,6 @@ func Models() []Model {
 		out[i] = m
 	}
 	return out
-}
-
-// LookupGPU finds a GPU by key, display name or alias, ignoring case, spaces,
-// dashes and underscores and a leading "nvidia"/"amd": "a100" is the 80GB
-// card, "a100-40gb" the 40GB one, "h100" the SXM card, "v100" the 16GB one.
-func LookupGPU(s string) (GPU, bool) {
-	k := compact(s)
-	for _, vendor := range []string{"", "nvidia", "amd", "geforce", "tesla"} {
-		if i, ok := gpuIndex[strings.TrimPrefix(k, vendor)]; ok {
-			g := gpuList[i]
-			g.Aliases = slices.Clone(g.Aliases)
-			return g, true
-		}
-	}
-	return GPU{}, false
 }
 
 // LookupModel finds a model by catalog name, alias or Hugging Face id, ignoring
@@ -90,8 +65,6 @@ func compact(s string) string {
 	return b.String()
 }
 
-func gpuKeys(g GPU) []string { return append([]string{g.Key, g.Name}, g.Aliases...) }
-
 func modelKeys(m Model) []string {
 	keys := append([]string{m.Name}, m.Aliases...)
 	if m.HFID != "" {
@@ -103,16 +76,6 @@ func modelKeys(m Model) []string {
 
 // maxSuggestInput bounds the work of "did you mean" on pasted junk.
 const maxSuggestInput = 64
-
-// SuggestGPU returns the GPU alias closest to s by edit distance, or "" when
-// nothing is close (more than a third of the input would have to change).
-func SuggestGPU(s string) string {
-	var names []string
-	for _, g := range gpuList {
-		names = append(names, g.Aliases...)
-	}
-	return nearestName(s, names)
-}
 
 // SuggestModel returns the catalog alias a mistyped model name most likely
 // means, or "" when nothing in the catalog is a real match: the letters may

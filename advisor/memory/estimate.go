@@ -8,7 +8,7 @@ import (
 )
 
 // Calibration terms. Each is a physical quantity with its source; none is
-// fitted to a single case. Formulas: shared/reference/memory-model.md.
+// fitted to a single case. Formulas: docs/memory-model.md.
 const (
 	// nf4BytesPerParam is 4 bits plus one fp32 absmax per 64 weights (QLoRA
 	// paper §3, bitsandbytes default: no double quantisation).

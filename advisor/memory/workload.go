@@ -1,5 +1,5 @@
 // Package memory is the per-GPU memory estimator: a Workload in, a Breakdown
-// of bytes out. Formulas and their sources: ../shared/reference/memory-model.md
+// of bytes out. Formulas and their sources: docs/memory-model.md
 // and README.md ("Where the numbers come from").
 package memory
 

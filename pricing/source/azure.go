@@ -17,11 +17,11 @@ import (
 )
 
 // DefaultAzureURL is the public, unauthenticated Azure Retail Prices API
-// (pricing.md §3.1).
+// (docs/pricing.md §3.1).
 const DefaultAzureURL = "https://prices.azure.com/api/retail/prices"
 
 // azureAPIVersion makes $filter values case-sensitive and stable
-// (pricing.md §3.1).
+// (docs/pricing.md §3.1).
 const azureAPIVersion = "2023-01-01-preview"
 
 // azureMaxPages bounds the pages read per VM series. A series has a few
@@ -129,7 +129,7 @@ func sameHostLink(base *url.URL, link string) (string, error) {
 	return link, nil
 }
 
-// azurePage is the Retail Prices API envelope (pricing.md §3.1).
+// azurePage is the Retail Prices API envelope (docs/pricing.md §3.1).
 type azurePage struct {
 	Items        []azureItem `json:"Items"`
 	NextPageLink *string     `json:"NextPageLink"`
@@ -213,7 +213,7 @@ type azureSize struct {
 }
 
 // azureSKUs is the table of GPU VM sizes, after gpuhunt's gpu_vm_series and
-// Microsoft's size pages (pricing.md §3.1). The regexps see armSkuName.
+// Microsoft's size pages (docs/pricing.md §3.1). The regexps see armSkuName.
 var azureSKUs = []azureSize{
 	{regexp.MustCompile(`^Standard_NC(\d+)ads_A100_v4$`), "A100 80GB", map[int]int{24: 1, 48: 2, 96: 4}},
 	{regexp.MustCompile(`^Standard_ND(\d+)amsr_A100_v4$`), "A100 80GB", map[int]int{96: 8}},

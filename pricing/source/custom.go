@@ -25,7 +25,7 @@ type custom struct {
 // NewCustom returns a source for a price list at url: either a CSV with the
 // embedded snapshot's header (provider, instance_type, gpu, gpu_count,
 // price_per_hour_usd required; gpu_memory_gb, spot_price_per_hour_usd,
-// region, source, date optional) or JSON, an array of offers with the Offer
+// component_only, region, source, date optional) or JSON, an array of offers with the Offer
 // JSON field names or an object {"offers": [...]}. Rows without a date are
 // dated by the fetch. A nil client gets one with a timeout.
 func NewCustom(url string, client *http.Client) pricing.Source {
@@ -84,6 +84,7 @@ type customOffer struct {
 	PricePerHourUSD    *float64 `json:"price_per_hour_usd"`
 	PricePerGPUHourUSD *float64 `json:"price_per_gpu_hour_usd"`
 	Spot               bool     `json:"spot"`
+	ComponentOnly      bool     `json:"component_only"`
 	Region             string   `json:"region"`
 	AsOf               string   `json:"as_of"`
 	Source             string   `json:"source"`
@@ -144,17 +145,18 @@ func (o customOffer) row(fetchDate, label string) (row, bool) {
 		return row{}, false
 	}
 	r := row{
-		provider: o.Provider,
-		instance: o.InstanceType,
-		gpuName:  o.GPU,
-		memoryGB: max(o.GPUMemoryBytes, 0) / (1 << 30),
-		hint:     o.InstanceType,
-		count:    count,
-		price:    price,
-		spot:     o.Spot,
-		region:   o.Region,
-		asOf:     o.AsOf,
-		source:   o.Source,
+		provider:      o.Provider,
+		instance:      o.InstanceType,
+		gpuName:       o.GPU,
+		memoryGB:      max(o.GPUMemoryBytes, 0) / (1 << 30),
+		hint:          o.InstanceType,
+		count:         count,
+		price:         price,
+		spot:          o.Spot,
+		componentOnly: o.ComponentOnly,
+		region:        o.Region,
+		asOf:          o.AsOf,
+		source:        o.Source,
 	}
 	if r.asOf == "" {
 		r.asOf = fetchDate

@@ -42,7 +42,16 @@ func TestCustomPriceLists(t *testing.T) {
 			file: "wrapped.json",
 			want: []string{
 				"onprem|v100-node|V100 32GB|V100-32GB|4|34359738368|2.000000|0.500000|false|dc-lyon|2026-10-01|custom price list (127.0.0.1)",
+				"onprem|t4-card|T4|T4|1|17179869184|0.300000|0.300000|false|dc-lyon|2026-10-01|custom price list (127.0.0.1)|component only",
 			},
+		},
+		{
+			file: "components.csv",
+			want: []string{
+				"onprem|t4-card|T4|T4|1|17179869184|0.300000|0.300000|false||2026-11-01|custom price list (127.0.0.1)|component only",
+				"onprem|t4-box|T4|T4|1|17179869184|0.550000|0.550000|false||2026-11-01|custom price list (127.0.0.1)",
+			},
+			wantDropped: 1, // component_only "maybe"
 		},
 	}
 	for _, tt := range tests {

@@ -34,8 +34,8 @@ func (embedded) Name() string { return EmbeddedName }
 
 // parsedSnapshot parses the snapshot once; it never changes at run time.
 var parsedSnapshot = sync.OnceValues(func() (pricing.Fetched, error) {
-	f, err := parsePriceListCSV(snapshotCSV, "", func(date, _ string) string {
-		return fmt.Sprintf("embedded snapshot (%s, %s)", snapshotFile, date)
+	f, err := parsePriceListCSV(snapshotCSV, "", func(_, rowSource string) string {
+		return fmt.Sprintf("%s (embedded snapshot %s)", rowSource, snapshotFile)
 	})
 	if err != nil {
 		return pricing.Fetched{}, fmt.Errorf("embedded snapshot %s: %w", snapshotFile, err)

@@ -27,8 +27,11 @@ func TestEmbeddedEveryRowMaps(t *testing.T) {
 	for n, r := range rows[1:] {
 		gpu, spot := r[2], r[6]
 		wantKey := gpu
-		if gpu == "H100" { // variant not stated in the snapshot
-			wantKey = keyH100PCIe
+		if gpu == "H100" { // variant not stated in the snapshot: the slower card
+			wantKey = "H100-PCIe"
+		}
+		if wantComponent := r[10] == "yes"; wantComponent != got.Offers[i].ComponentOnly {
+			t.Errorf("row %d (%s %s): component only %t, want %t", n+2, r[0], r[1], got.Offers[i].ComponentOnly, wantComponent)
 		}
 		for _, wantSpot := range []bool{false, true} {
 			if wantSpot && spot == "" {

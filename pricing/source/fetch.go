@@ -2,7 +2,8 @@
 // pricing.Source: the embedded snapshot, dstack gpuhunt catalogs, SkyPilot
 // catalog CSVs, the Azure Retail Prices API and a custom CSV/JSON price list.
 // Every source maps provider GPU spellings onto the advisor GPU catalog
-// (NormalizeGPU) and drops, counting them, the rows it cannot map.
+// (catalog.NormalizeGPU, the one owner of GPU names) and drops, counting
+// them, the rows it cannot map.
 package source
 
 import (

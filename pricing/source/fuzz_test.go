@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/pricing"
 )
 
@@ -15,7 +16,7 @@ func checkOffers(t *testing.T, f pricing.Fetched) {
 		t.Fatalf("dropped = %d", f.Dropped)
 	}
 	for _, o := range f.Offers {
-		if _, ok := resolveKey(o.GPUKey); !ok || o.GPU == "" {
+		if g, ok := catalog.LookupGPU(o.GPUKey); !ok || g.Key != o.GPUKey || o.GPU == "" {
 			t.Fatalf("offer with a GPU not in the catalog: %s", offerLine(o))
 		}
 		if o.GPUCount < 1 || o.PricePerHourUSD <= 0 || math.IsInf(o.PricePerHourUSD, 0) ||
@@ -87,21 +88,6 @@ func FuzzParseCustom(f *testing.F) {
 		got, err := parseCustom(data, "2026-11-29", "test")
 		if err == nil {
 			checkOffers(t, got)
-		}
-	})
-}
-
-func FuzzNormalizeGPU(f *testing.F) {
-	for _, s := range []string{"NVIDIA H100 80GB HBM3", "A100-SXM4-80GB", "RTX 4090", "rtx", "h100nvl", "80 GB", "V100-32G"} {
-		f.Add(s, 0.0, "")
-	}
-	f.Add("A100", 80.0, "p4de.24xlarge")
-	f.Fuzz(func(t *testing.T, name string, memoryGB float64, hint string) {
-		g, ok := normalizeGPU(name, memoryGB, hint)
-		if ok {
-			if _, known := resolveKey(g.Key); !known {
-				t.Fatalf("normalizeGPU(%q) = %q, not a catalog key", name, g.Key)
-			}
 		}
 	})
 }

@@ -19,12 +19,12 @@ import (
 )
 
 // DefaultGPUHuntURL is where dstack publishes the gpuhunt catalogs
-// (reference/pricing.md §2.1): <base>/v3/<provider>/version and
+// (docs/pricing.md §2.1): <base>/v3/<provider>/version and
 // <base>/v3/<provider>/<version>/catalog.zip, public, updated hourly.
 const DefaultGPUHuntURL = "https://dstack-gpu-pricing.s3.eu-west-1.amazonaws.com"
 
 // GPUHuntProviders are the providers gpuhunt publishes as pre-built catalogs
-// (pricing.md §2.1, "offline providers"); the others are queried live by
+// (docs/pricing.md §2.1, "offline providers"); the others are queried live by
 // gpuhunt itself and have no file to fetch.
 var GPUHuntProviders = []string{"aws", "azure", "gcp", "lambdalabs", "runpod", "oci", "nebius", "verda", "cloudrift"}
 

@@ -17,9 +17,10 @@ var awsWant = []string{
 	"aws|p5.48xlarge|H100 80GB SXM|H100-SXM|8|85899345920|9.667000|1.208375|true|us-east-2|2026-11-20|gpuhunt aws catalog v20261120-7",
 	"aws|g5.xlarge|A10G|A10G|1|25769803776|1.006000|1.006000|false|us-east-1|2026-11-20|gpuhunt aws catalog v20261120-7",
 	"aws|g6e.xlarge|L40S|L40S|1|51539607552|1.861000|1.861000|false|us-east-1|2026-11-20|gpuhunt aws catalog v20261120-7",
+	"aws|p6-b200.48xlarge|B200|B200|8|193273528320|113.932800|14.241600|false|us-east-1|2026-11-20|gpuhunt aws catalog v20261120-7",
 }
 
-// awsDropped: the B200 (not in the catalog), a bad price, a bad spot flag
+// awsDropped: the K80 (not in the catalog), a bad price, a bad spot flag
 // and a short row. The CPU-only m5.large is no offer and is not counted.
 const awsDropped = 4
 

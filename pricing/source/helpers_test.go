@@ -27,9 +27,13 @@ func fixedClock() time.Time { return fixedNow }
 // checks an offer exactly. Prices are rounded to 1e-6 USD: sums such as GCP
 // host + GPU are not exact in binary floating point.
 func offerLine(o pricing.Offer) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%d|%d|%.6f|%.6f|%t|%s|%s|%s",
+	line := fmt.Sprintf("%s|%s|%s|%s|%d|%d|%.6f|%.6f|%t|%s|%s|%s",
 		o.Provider, o.InstanceType, o.GPU, o.GPUKey, o.GPUCount, o.GPUMemoryBytes,
 		o.PricePerHourUSD, o.PricePerGPUHourUSD, o.Spot, o.Region, o.AsOf, o.Source)
+	if o.ComponentOnly {
+		line += "|component only"
+	}
+	return line
 }
 
 func offerLines(offers []pricing.Offer) []string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/pricing"
 )
 
@@ -28,11 +29,14 @@ type row struct {
 	memoryGB float64 // per GPU as the row states it, to tell variants apart; 0 when unknown
 	hint     string  // other row text that can tell GPU variants apart
 	count    int
-	price    float64 // USD per hour for the whole instance
-	spot     bool
-	region   string
-	asOf     string
-	source   string
+	// componentOnly marks a price for the GPU alone, which cannot be rented
+	// without a host VM priced elsewhere (GCP's n1-attachable T4, V100, P100).
+	componentOnly bool
+	price         float64 // USD per hour for the whole instance
+	spot          bool
+	region        string
+	asOf          string
+	source        string
 }
 
 // offer maps r onto the catalog and fills every Offer field. It reports
@@ -42,7 +46,7 @@ func (r row) offer() (pricing.Offer, bool) {
 	if r.count < 1 || r.count > maxGPUCount || !validPrice(r.price) || !validDate(r.asOf) {
 		return pricing.Offer{}, false
 	}
-	gpu, ok := normalizeGPU(r.gpuName, r.memoryGB, r.hint)
+	gpu, ok := catalog.NormalizeGPU(r.gpuName, r.memoryGB, r.hint+" "+instanceVariantWords(r.hint))
 	if !ok {
 		return pricing.Offer{}, false
 	}
@@ -59,7 +63,36 @@ func (r row) offer() (pricing.Offer, bool) {
 		Region:             strings.TrimSpace(r.region),
 		AsOf:               r.asOf,
 		Source:             r.source,
+		ComponentOnly:      r.componentOnly,
 	}, true
+}
+
+// instanceFamilies are instance types whose GPU variant the provider fixes
+// while its catalogs name only "H100" or "A100": AWS p5 and GCP a3 are H100
+// SXM (HGX boards), as are Azure ND H100 v5 and OCI BM.GPU.H100; AWS p4de,
+// GCP a2-ultragpu and Azure NC/ND A100 v4 "ads"/"amsr" carry the 80 GB A100.
+// The words are read by catalog.NormalizeGPU like the rest of the row.
+var instanceFamilies = []struct {
+	match func(instance string) bool
+	words string
+}{
+	{func(s string) bool { return strings.HasPrefix(s, "p5.") || strings.HasPrefix(s, "a3-") }, "sxm"},
+	{func(s string) bool { return strings.Contains(s, "nd96isr_h100") || strings.HasPrefix(s, "bm.gpu.h100") }, "sxm"},
+	{func(s string) bool { return strings.HasPrefix(s, "p4de.") || strings.HasPrefix(s, "a2-ultragpu") }, "80gb"},
+	{func(s string) bool { return strings.Contains(s, "ads_a100_v4") || strings.Contains(s, "amsr_a100") }, "80gb"},
+}
+
+// instanceVariantWords returns the variant words instanceFamilies knows for
+// an instance type ("" for most).
+func instanceVariantWords(instance string) string {
+	instance = strings.ToLower(strings.TrimSpace(instance))
+	var words []string
+	for _, f := range instanceFamilies {
+		if f.match(instance) {
+			words = append(words, f.words)
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // collector gathers a source's offers and counts the rows it drops.

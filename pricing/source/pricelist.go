@@ -1,12 +1,16 @@
 package source
 
 import (
+	"strings"
+
 	"github.com/vrambot/vrambot/pricing"
 )
 
 // Columns of the price-list CSV: the embedded snapshot's header, which custom
-// CSV price lists reuse. gpu_memory_gb, spot_price_per_hour_usd, region,
-// source and date may be left out of a custom list.
+// CSV price lists reuse. gpu_memory_gb, spot_price_per_hour_usd,
+// component_only, region, source and date may be left out of a custom list.
+// component_only is "yes" for a price of the GPU alone, which needs a host
+// VM priced elsewhere.
 const (
 	colProvider  = "provider"
 	colInstance  = "instance_type"
@@ -15,6 +19,7 @@ const (
 	colGPUMemory = "gpu_memory_gb"
 	colPrice     = "price_per_hour_usd"
 	colSpotPrice = "spot_price_per_hour_usd"
+	colComponent = "component_only"
 	colRegion    = "region"
 	colRowSource = "source"
 	colDate      = "date"
@@ -52,6 +57,14 @@ func parsePriceListCSV(data []byte, defaultAsOf string, label priceListLabel) (p
 			region:   t.get(rec, colRegion),
 			asOf:     date,
 			source:   label(date, t.get(rec, colRowSource)),
+		}
+		switch cell := strings.ToLower(t.get(rec, colComponent)); cell {
+		case "", "no", "false":
+		case "yes", "true":
+			r.componentOnly = true
+		default:
+			c.drop()
+			continue
 		}
 		r.hint = r.instance
 		if r.provider == "" {

@@ -17,10 +17,10 @@ import (
 )
 
 // SkyPilotCatalogURL is the raw-file address SkyPilot clients read a cloud's
-// catalog from (pricing.md §2.2); %s is the cloud ("lambda", "vast", ...).
+// catalog from (docs/pricing.md §2.2); %s is the cloud ("lambda", "vast", ...).
 const SkyPilotCatalogURL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/%s/vms.csv"
 
-// SkyPilotDefaultClouds are the small SkyPilot catalogs pricing.md §6
+// SkyPilotDefaultClouds are the small SkyPilot catalogs docs/pricing.md §6
 // recommends for breadth: Shadeform (many neoclouds), Vast and Lambda.
 var SkyPilotDefaultClouds = []string{"shadeform", "vast", "lambda"}
 
@@ -169,7 +169,7 @@ func parseSkyPilotCSV(data []byte, cloud, asOf, label string) (pricing.Fetched, 
 			}
 			gpuParts[k] = &gpuPart{row: r}
 		default:
-			addSkyPilotOffers(&c, r, rowProvider(provider, cloud, r.instance), asOf, label)
+			addSkyPilotOffers(&c, r, rowProvider(provider, cloud, r.instance), asOf, label, false)
 		}
 	}
 	for _, h := range hosts {
@@ -188,7 +188,7 @@ func parseSkyPilotCSV(data []byte, cloud, asOf, label string) (pricing.Fetched, 
 		if h.spot > 0 && part.row.spot > 0 {
 			combined.spot = h.spot + part.row.spot
 		}
-		addSkyPilotOffers(&c, combined, provider, asOf, label)
+		addSkyPilotOffers(&c, combined, provider, asOf, label, false)
 	}
 	for _, k := range partKeys {
 		part := gpuParts[k]
@@ -197,7 +197,7 @@ func parseSkyPilotCSV(data []byte, cloud, asOf, label string) (pricing.Fetched, 
 		}
 		r := part.row
 		r.instance = fmt.Sprintf("%dx %s (GPU only; add a host VM)", r.count, r.accel)
-		addSkyPilotOffers(&c, r, provider, asOf, label)
+		addSkyPilotOffers(&c, r, provider, asOf, label, true)
 	}
 	return c.fetched, nil
 }
@@ -256,19 +256,20 @@ func readSkyPilotRow(t *csvTable, rec []string) (skypilotRow, bool) {
 }
 
 // addSkyPilotOffers adds the on-demand offer of r and, when it has one, its
-// spot offer.
-func addSkyPilotOffers(c *collector, r skypilotRow, provider, asOf, label string) {
+// spot offer; componentOnly marks a GPU row no host VM claimed.
+func addSkyPilotOffers(c *collector, r skypilotRow, provider, asOf, label string, componentOnly bool) {
 	o := row{
-		provider: provider,
-		instance: r.instance,
-		gpuName:  r.accel,
-		memoryGB: r.memoryGB,
-		hint:     r.instance + " " + r.gpuName,
-		count:    r.count,
-		price:    r.price,
-		region:   r.region,
-		asOf:     asOf,
-		source:   label,
+		provider:      provider,
+		instance:      r.instance,
+		gpuName:       r.accel,
+		memoryGB:      r.memoryGB,
+		hint:          r.instance + " " + r.gpuName,
+		count:         r.count,
+		price:         r.price,
+		componentOnly: componentOnly,
+		region:        r.region,
+		asOf:          asOf,
+		source:        label,
 	}
 	c.add(o)
 	if r.spot > 0 {

@@ -28,8 +28,9 @@ func TestSkyPilotCatalogs(t *testing.T) {
 				"lambda|gpu_1x_h100_pcie|H100 80GB PCIe|H100-PCIe|1|85899345920|3.290000|3.290000|false|us-east-1|2026-11-29|skypilot catalog lambda/vms.csv (undated; fetched 2026-11-29)",
 				"lambda|gpu_1x_a100_sxm4|A100 40GB|A100-40GB|1|42949672960|1.990000|1.990000|false|us-east-1|2026-11-29|skypilot catalog lambda/vms.csv (undated; fetched 2026-11-29)",
 				"lambda|gpu_1x_a10|A10|A10|1|25769803776|1.290000|1.290000|false|us-west-1|2026-11-29|skypilot catalog lambda/vms.csv (undated; fetched 2026-11-29)",
+				"lambda|gpu_8x_b200_sxm6|B200|B200|8|193273528320|39.920000|4.990000|false|us-east-1|2026-11-29|skypilot catalog lambda/vms.csv (undated; fetched 2026-11-29)",
 			},
-			wantDropped: 3, // B200 (not in the catalog), count "one", a short row
+			wantDropped: 2, // count "one", a short row
 		},
 		{
 			// GCP: host VM + GPU rows added per zone; header order differs again.
@@ -41,8 +42,8 @@ func TestSkyPilotCatalogs(t *testing.T) {
 				"gcp|a2-highgpu-8g|A100 40GB|A100-40GB|8|42949672960|14.430800|1.803850|true|us-central1|2026-11-29|skypilot catalog gcp/vms.csv (undated; fetched 2026-11-29)",
 				// The g2 host has no spot price, so the pair has none.
 				"gcp|g2-standard-4|L4|L4|1|25769803776|0.800040|0.800040|false|us-central1|2026-11-29|skypilot catalog gcp/vms.csv (undated; fetched 2026-11-29)",
-				"gcp|1x T4 (GPU only; add a host VM)|T4|T4|1|17179869184|0.350000|0.350000|false|us-central1|2026-11-29|skypilot catalog gcp/vms.csv (undated; fetched 2026-11-29)",
-				"gcp|1x T4 (GPU only; add a host VM)|T4|T4|1|17179869184|0.175000|0.175000|true|us-central1|2026-11-29|skypilot catalog gcp/vms.csv (undated; fetched 2026-11-29)",
+				"gcp|1x T4 (GPU only; add a host VM)|T4|T4|1|17179869184|0.350000|0.350000|false|us-central1|2026-11-29|skypilot catalog gcp/vms.csv (undated; fetched 2026-11-29)|component only",
+				"gcp|1x T4 (GPU only; add a host VM)|T4|T4|1|17179869184|0.175000|0.175000|true|us-central1|2026-11-29|skypilot catalog gcp/vms.csv (undated; fetched 2026-11-29)|component only",
 			},
 			wantDropped: 1, // a3-highgpu-8g has no H100 GPU row in its zone
 		},

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	dt "github.com/vrambot/vrambot/digest/digesttest"
+)
+
+// TestDigestChartFile is issue 13's acceptance for the CLI: `vrambot digest
+// --chart FILE` writes a PNG that decodes, one heatmap row per GPU for 32
+// GPUs, with or without --dry-run.
+func TestDigestChartFile(t *testing.T) {
+	day := dt.FleetDay(32)
+	prom := dt.FakePrometheus(t, day)
+	at := day.End.Format("2006-01-02T15:04:05Z07:00")
+	api := &slackAPI{}
+	slack := httptest.NewServer(api)
+	defer slack.Close()
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"dry run", map[string]string{"VRAMBOT_PROMETHEUS_URL": prom.URL}, []string{"--dry-run"}},
+		{"posting", map[string]string{"VRAMBOT_PROMETHEUS_URL": prom.URL, "SLACK_BOT_TOKEN": "xoxb-test", "VRAMBOT_SLACK_API_URL": slack.URL + "/api/", "VRAMBOT_DIGEST_CHANNEL": "C0DIGEST"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "chart.png")
+			args := append([]string{"digest", "--at", at, "--chart", file}, tt.args...)
+			code, out, stderr := runCLI(t, tt.env, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(bytes.NewReader(b))
+			if err != nil {
+				t.Fatalf("chart is not a PNG: %v", err)
+			}
+			// A heatmap's height is its chrome and 18 px a row: 32 rows.
+			if got, want := img.Bounds().Dy(), 150+18*32; got != want {
+				t.Errorf("chart is %d px high, want %d (a heatmap of 32 rows)", got, want)
+			}
+			if !strings.Contains(out, "32 GPUs seen") {
+				t.Errorf("digest text: %.300s", out)
+			}
+		})
+	}
+	if posts := api.posted("chat.postMessage"); len(posts) == 0 || posts[0].Get("channel") != "C0DIGEST" {
+		t.Errorf("the posting run did not post: %v", posts)
+	}
+}
+
+func TestDigestWindowFlag(t *testing.T) {
+	day := dt.ClusterDay()
+	prom := dt.FakePrometheus(t, day)
+	env := map[string]string{"VRAMBOT_PROMETHEUS_URL": prom.URL}
+	at := day.End.Format("2006-01-02T15:04:05Z07:00")
+	code, out, stderr := runCLI(t, env, "", "digest", "--json", "--dry-run", "--window", "7d", "--at", at)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var d struct {
+		Window   struct{ Duration string }
+		GPUsSeen int `json:"gpus_seen"`
+		Jobs     []struct {
+			Name     string
+			Restarts int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Window.Duration != "7d" || d.GPUsSeen != 11 || len(d.Jobs) != 6 {
+		t.Errorf("weekly digest: window %q, %d GPUs, %d jobs; want 7d, 11, 6", d.Window.Duration, d.GPUsSeen, len(d.Jobs))
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--window", "seven days"}, 2, "--window"},
+		{[]string{"--window", "40d"}, 2, "--window"},
+		{[]string{"--window", "1d12h", "--json"}, 0, `"duration": "36h"`},
+	} {
+		code, out, stderr := runCLI(t, env, "", append([]string{"digest", "--dry-run", "--at", at}, tt.args...)...)
+		if code != tt.code || !strings.Contains(out+stderr, tt.want) {
+			t.Errorf("digest %v: exit %d, %.200s%.200s; want exit %d saying %q", tt.args, code, stderr, out, tt.code, tt.want)
+		}
+	}
+}
+
+func TestDigestChartWithoutMetrics(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "chart.png")
+	code, _, stderr := runCLI(t, nil, "", "digest", "--dry-run", "--chart", file)
+	if code != 1 || !strings.Contains(stderr, "VRAMBOT_PROMETHEUS_URL") {
+		t.Errorf("exit %d, %q; want 1 naming VRAMBOT_PROMETHEUS_URL", code, stderr)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Error("a chart file was written with nothing to draw")
+	}
+}
