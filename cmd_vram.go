@@ -17,10 +17,12 @@ func runVRAM(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("vram", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	configPath := fs.String("config", "", "a Hugging Face config.json (- for stdin) instead of a model name")
-	query, err := parseFlags(fs, args)
+	own, words := splitQueryFlags(fs, args)
+	query, err := parseFlags(fs, own)
 	if err != nil {
 		return err
 	}
+	query = append(query, words...)
 	if len(query) == 0 && *configPath == "" {
 		return usagef("e.g. vrambot vram 7b lora a100", "vram: no query given")
 	}
@@ -69,4 +71,26 @@ func readConfig(e env, path string) ([]byte, error) {
 		return nil, usagef("give the model's config.json, not its weights", "vram: --config: %s is larger than %d KiB, more than any config.json", path, hfconfig.MaxConfigBytes>>10)
 	}
 	return data, nil
+}
+
+// splitQueryFlags separates vram's own flags from the query: a query may
+// carry a serving engine's flags as written on its command line
+// ("--max-model-len 8192", "--gpu-memory-utilization=0.95"), which belong
+// to the query, not to vrambot.
+func splitQueryFlags(fs *flag.FlagSet, args []string) (own, query []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if !strings.HasPrefix(a, "-") || f == nil {
+			query = append(query, a)
+			continue
+		}
+		own = append(own, a)
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) && i+1 < len(args) {
+			i++
+			own = append(own, args[i])
+		}
+	}
+	return own, query
 }

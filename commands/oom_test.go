@@ -259,6 +259,10 @@ func TestOOMPasteAdvice(t *testing.T) {
 			if f := fixes[fix.GradCheckpointing]; f.SavesBytes == nil {
 				t.Errorf("checkpointing is not quantified: %+v", f)
 			}
+			// Micro-batch 4 × 4 accumulation steps: a smaller micro-batch keeps the effective 16.
+			if f := fixes[fix.GradAccum]; f.SavesBytes == nil || !strings.Contains(f.Snippet, `"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 8`) {
+				t.Errorf("grad-accum %q (saves %v): want micro-batch 2 × 8 steps, quantified", f.Snippet, f.SavesBytes)
+			}
 		}},
 		{"cnn-eval", "eval-without-no-grad", []string{fix.InferenceMode, fix.SmallerEvalBatch}, []string{fix.FlashAttention, fix.ChunkedLoss, fix.LoRA, fix.MaxModelLen}, nil},
 	}

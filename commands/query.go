@@ -241,6 +241,10 @@ func tokenizeQuery(q string) []string {
 			continue
 		}
 		switch {
+		case strings.HasPrefix(f, "-") && !strings.Contains(f, "=") && len(strings.TrimLeft(f, "-")) > 0 && i+1 < len(fields) && isFlagValue(fields[i+1]):
+			// An engine flag as written on its command line: "--max-model-len 8192".
+			f = f + "=" + strings.Trim(fields[i+1], ",;")
+			i++
 		case f == "=" && len(out) > 0 && i+1 < len(fields):
 			out[len(out)-1] += "=" + fields[i+1]
 			i++
@@ -260,6 +264,12 @@ func tokenizeQuery(q string) []string {
 		}
 	}
 	return out
+}
+
+// isFlagValue reports whether a word can be the value of a preceding
+// "--flag": a number, a fraction or a word, not another flag or a key=value.
+func isFlagValue(s string) bool {
+	return s != "" && !strings.HasPrefix(s, "-") && !strings.Contains(s, "=")
 }
 
 // gpuCountPrefix reads "8x" (or "8×") as a GPU count.
@@ -384,7 +394,7 @@ var bareValues = []struct {
 	{"precision", append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "int4", "awq", "gptq", "mxfp4", "nvfp4"}, ggufBareNames()...)}, // not fp8: precision or kv
 	{"optim", []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"}},
 	{"attn", []string{"flash", "sdpa", "eager"}},
-	{"engine", []string{"vllm"}},
+	{"engine", []string{"vllm", "sglang", "tgi", "llama.cpp", "ollama"}},
 }
 
 // keyedEnums are the closed vocabularies whose values need their key; a

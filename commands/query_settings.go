@@ -10,23 +10,39 @@ import (
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
+	"github.com/vrambot/vrambot/advisor/serving"
 	"github.com/vrambot/vrambot/internal/errs"
 )
 
 // queryKeys are the key=value settings; keyAliases the other spellings accepted.
 var queryKeys = []string{"bs", "seq", "precision", "optim", "gc", "zero", "offload", "gpus", "tp", "pp", "rank", "targets", "attn", "kv", "tokens", "engine", "framework", "gpu",
-	"loss", "optim-in-bwd", "act-offload"}
+	"loss", "optim-in-bwd", "act-offload",
+	"gpu-util", "max-num-seqs", "max-num-batched-tokens", "users", "engine-version"}
 
+// keyAliases include the serving engines' own flag names (vLLM's
+// --max-model-len, --gpu-memory-utilization, --tensor-parallel-size;
+// SGLang's --context-length, --mem-fraction-static, --tp; TGI's
+// --max-total-tokens, --num-shard, --max-batch-prefill-tokens; llama.cpp's
+// -c; Ollama's num_ctx), with or without their dashes.
 var keyAliases = map[string]string{
 	"batch": "bs", "batch-size": "bs", "micro-batch": "bs",
-	"seq-len": "seq", "seqlen": "seq", "ctx": "seq", "max-model-len": "seq",
+	"seq-len": "seq", "seqlen": "seq", "ctx": "seq", "max-model-len": "seq", "context": "seq", "context-length": "seq",
+	"max-total-tokens": "seq", "num-ctx": "seq", "c": "seq", "ctx-size": "seq",
 	"dtype": "precision", "optimizer": "optim", "checkpointing": "gc",
 	"activation-checkpointing": "gc", "gradient-checkpointing": "gc", "ac": "gc",
-	"r": "rank", "lora-rank": "rank", "attention": "attn", "kv-cache": "kv", "fw": "framework",
 	"optimizer-in-bwd": "optim-in-bwd", "optimizer-in-backward": "optim-in-bwd", "optim-in-backward": "optim-in-bwd",
 	"activation-offload": "act-offload", "activation-offloading": "act-offload", "offload-activations": "act-offload",
 	"cross-entropy": "loss", "ce": "loss",
+	"r": "rank", "lora-rank": "rank", "attention": "attn", "kv-cache": "kv", "kv-cache-dtype": "kv", "fw": "framework",
+	"gpu-memory-utilization": "gpu-util", "gpu-mem-util": "gpu-util", "mem-fraction-static": "gpu-util", "mem-fraction": "gpu-util",
+	"tensor-parallel-size": "tp", "tp-size": "tp", "num-shard": "tp", "pipeline-parallel-size": "pp", "pp-size": "pp",
+	"max-batch-prefill-tokens": "max-num-batched-tokens", "chunked-prefill-size": "max-num-batched-tokens",
+	"max-running-requests": "max-num-seqs", "concurrency": "users", "concurrent-users": "users", "sequences": "users",
+	"vllm-version": "engine-version", "version": "engine-version",
 }
+
+// servingKeys only apply to a serving engine; given alone they imply vLLM.
+var servingKeys = []string{"gpu-util", "max-num-seqs", "max-num-batched-tokens", "users", "engine-version"}
 
 // queryEnum is one key's closed vocabulary: accepted spelling → canonical value,
 // with the canonical values in display order.
@@ -96,8 +112,12 @@ var (
 		canon:  []string{"fp16", "fp8", "int8"},
 	}
 	engineEnum = queryEnum{
-		values: map[string]string{"hf": "hf", "transformers": "hf", "huggingface": "hf", "vllm": "vllm"},
-		canon:  []string{"hf", "vllm"},
+		values: map[string]string{
+			"hf": "hf", "transformers": "hf", "huggingface": "hf", "vllm": "vllm",
+			"sglang": "sglang", "tgi": "tgi", "text-generation-inference": "tgi",
+			"llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama-server": "llama.cpp", "ollama": "ollama",
+		},
+		canon: []string{"hf", "vllm", "sglang", "tgi", "llama.cpp", "ollama"},
 	}
 	// frameworkEnum names the stack: its canonical values are the query
 	// words; frameworkStacks maps them to the snippets' stack and the
@@ -169,7 +189,7 @@ func (e queryEnum) parse(key, v string) (string, error) {
 }
 
 func (p *parsedQuery) keyValue(tok, k, v string) error {
-	key := strings.ReplaceAll(strings.ToLower(k), "_", "-")
+	key := strings.TrimLeft(strings.ReplaceAll(strings.ToLower(k), "_", "-"), "-")
 	if a, ok := keyAliases[key]; ok {
 		key = a
 	}
@@ -446,31 +466,51 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 			return err
 		}
 		w.Batch = n
+	} else if _, ok := p.kv["users"]; ok {
+		w.Batch = 1
 	} else {
 		w.Batch = 1
-		if training {
+		switch {
+		case training:
 			assume(DefaultBatch, "batch not given: assuming bs=1 per GPU")
-		} else {
+		case p.servingEngineAsked():
+			// A serving engine batches requests itself (up to max_num_seqs);
+			// its reply says how many of max_model_len fit at once.
+			q.Defaults = append(q.Defaults, DefaultBatch)
+		default:
 			assume(DefaultBatch, "batch not given: assuming bs=1 (one sequence at a time)")
 		}
 	}
 
-	// engine (before seq: vLLM's default context differs)
+	// engine (before seq: the serving engines' default context differs)
 	if v, ok := p.kv["engine"]; ok {
 		c, err := engineEnum.parse("engine", v)
 		if err != nil {
 			return err
 		}
-		if training && c == "vllm" {
-			return queryErr("engine="+v, "engine=vllm serves models and does not train: drop it or use method inference")
+		if training && serving.Engine(c).Serving() {
+			return queryErr("engine="+v, "engine=%s serves models and does not train: drop it or use method inference", c)
 		}
 		w.Engine = c
+	} else if k := p.hasAny(servingKeys); k != "" && !training {
+		w.Engine = string(serving.EngineVLLM)
+		assume(DefaultEngine, "engine not given: %s= is a serving setting, so assuming vLLM (engine=sglang, tgi, llama.cpp or ollama for the others)", k)
 	} else if !training {
 		w.Engine = "hf"
-		assume(DefaultEngine, "engine not given: assuming Hugging Face transformers (engine=vllm for vLLM)")
+		assume(DefaultEngine, "engine not given: assuming Hugging Face transformers (engine=vllm, sglang, tgi, llama.cpp or ollama for a serving engine)")
 	}
-	if w.Engine == "vllm" {
+	engine := serving.Engine(w.Engine)
+	if k := p.hasAny(servingKeys); k != "" && !engine.Serving() {
+		if training {
+			return queryErr(k+"="+p.kv[k], "%s= is a serving-engine setting and does not apply to training", k)
+		}
+		return queryErr(k+"="+p.kv[k], "%s= is a serving-engine setting: add engine=vllm (or sglang, tgi, llama.cpp, ollama)", k)
+	}
+	if engine == serving.EngineVLLM {
 		q.Framework = fix.FrameworkVLLM
+	}
+	if err := p.applyServing(q, engine); err != nil {
+		return err
 	}
 
 	if v, ok := p.kv["seq"]; ok {
@@ -479,13 +519,13 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 			return err
 		}
 		w.SeqLen = n
+	} else if engine.Serving() {
+		seq, why := serving.DefaultContext(serving.Deployment{Engine: engine, Model: w.Model, GPU: q.GPU})
+		w.SeqLen = seq
+		assume(DefaultSeq, "sequence length not given: assuming seq=%d (%s)", seq, why)
 	} else {
 		seq, why := defaultSeq, ""
-		maxPos := w.Model.MaxPositionEmbeddings
-		switch {
-		case w.Engine == "vllm" && maxPos > 0:
-			seq, why = maxPos, " (vLLM's default max_model_len is the model's context length)"
-		case maxPos > 0 && maxPos < defaultSeq:
+		if maxPos := w.Model.MaxPositionEmbeddings; maxPos > 0 && maxPos < defaultSeq {
 			seq, why = maxPos, fmt.Sprintf(" (%s's maximum)", w.ModelName)
 		}
 		w.SeqLen = seq
@@ -584,6 +624,119 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 	return nil
 }
 
+// servingEngineAsked reports whether the query names a serving engine or
+// a serving setting (which implies vLLM).
+func (p *parsedQuery) servingEngineAsked() bool {
+	if v, ok := p.kv["engine"]; ok {
+		c, err := engineEnum.parse("engine", v)
+		return err == nil && serving.Engine(c).Serving()
+	}
+	return p.hasAny(servingKeys) != ""
+}
+
+// defaultInferenceSplit is how an engine uses N GPUs for one model when
+// neither tp= nor pp= says: vLLM, SGLang and TGI split every layer
+// (tensor parallel N, the standard single-node deployment); transformers'
+// device_map="auto" and llama.cpp/Ollama split the layers between the
+// GPUs, which then work one after another.
+func defaultInferenceSplit(w *memory.Workload, engine serving.Engine, assume func(def, format string, args ...any)) error {
+	n := w.GPUs
+	if engine.TensorParallel() {
+		if err := serving.CheckTP(engine, w.Model, n); err != nil {
+			return &QueryError{Token: fmt.Sprintf("%d GPUs", n), Reason: fmt.Sprintf("tp not given, so tensor parallel across the %d GPUs: %s", n, err)}
+		}
+		w.TP = n
+		assume(DefaultParallel, "tp not given: tensor parallel across the %d GPUs (%s's standard single-node deployment, --tensor-parallel-size %d)", n, engine.Label(), n)
+		return nil
+	}
+	w.PP = n
+	switch engine {
+	case serving.EngineLlamaCpp, serving.EngineOllama:
+		assume(DefaultParallel, "tp/pp not given: %s splits the layers over the %d GPUs (--split-mode layer)", engine.Label(), n)
+	default:
+		assume(DefaultParallel, "tp/pp not given: transformers' device_map=\"auto\" splits the layers over the %d GPUs, which run one after another", n)
+	}
+	return nil
+}
+
+// applyServing reads the serving engines' settings: gpu-util (vLLM's
+// gpu_memory_utilization, SGLang's mem_fraction_static), max-num-seqs,
+// max-num-batched-tokens and users (the concurrent sequences to serve).
+func (p *parsedQuery) applyServing(q *Query, engine serving.Engine) error {
+	w := &q.Workload
+	if v, ok := p.kv["gpu-util"]; ok {
+		u, err := parseFraction("gpu-util", v)
+		if err != nil {
+			return err
+		}
+		if engine != serving.EngineVLLM && engine != serving.EngineSGLang {
+			return queryErr("gpu-util="+v, "gpu-util= is vLLM's gpu_memory_utilization (SGLang's mem_fraction_static); %s has no such setting", engine.Label())
+		}
+		w.GPUMemoryUtilization = u
+	}
+	for _, k := range []struct {
+		key   string
+		dst   *int
+		limit int
+	}{{"max-num-seqs", &w.MaxNumSeqs, serving.MaxSeqs}, {"max-num-batched-tokens", &w.MaxNumBatchedTokens, serving.MaxContext}, {"users", &w.Users, serving.MaxSeqs}} {
+		v, ok := p.kv[k.key]
+		if !ok {
+			continue
+		}
+		n, err := parsePositiveInt(k.key, v, k.limit)
+		if err != nil {
+			return err
+		}
+		*k.dst = n
+	}
+	if v, ok := p.kv["engine-version"]; ok {
+		if !validEngineVersion(v) {
+			return queryErr("engine-version="+v, "engine-version must be a release such as 0.6.4 or v0, got '%s'", showToken(v))
+		}
+		w.EngineVersion = strings.ToLower(v)
+	}
+	if _, ok := p.kv["bs"]; ok && engine.Serving() && w.Users == 0 {
+		q.Workload.Assumptions = append(q.Workload.Assumptions, fmt.Sprintf("bs=%s under %s reads as %s sequences served at once (users=%s)", p.kv["bs"], engine.Label(), p.kv["bs"], p.kv["bs"]))
+	}
+	return nil
+}
+
+// validEngineVersion accepts "v0", "v1" and releases such as 0.6.4 or v0.10.1.
+func validEngineVersion(v string) bool {
+	l := strings.TrimPrefix(strings.ToLower(v), "v")
+	if l == "0" || l == "1" {
+		return true
+	}
+	parts := strings.Split(l, ".")
+	if len(parts) < 2 || len(parts) > 3 || len(v) > 16 {
+		return false
+	}
+	for _, p := range parts {
+		if !allDigits(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseFraction reads a memory fraction: 0.9, .95 or 90%.
+func parseFraction(key, v string) (float64, error) {
+	s := strings.TrimSpace(v)
+	pct := strings.HasSuffix(s, "%")
+	s = strings.TrimSuffix(s, "%")
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(s, "eE+-") {
+		return 0, queryErr(v, "%s must be a fraction of the GPU's memory such as 0.9 or 90%%, got '%s'", key, showToken(v))
+	}
+	if pct {
+		f /= 100
+	}
+	if f <= 0 || f > 1 {
+		return 0, queryErr(v, "%s=%s is out of range: a fraction above 0 and at most 1 (0.9 = 90%% of the GPU)", key, showToken(v))
+	}
+	return f, nil
+}
+
 // fp8ComputeNote says what FP8 weights do on a GPU without FP8 tensor
 // cores (catalog.GPU.FP8): they are served weight-only (one byte per weight
 // in memory, dequantised to 16-bit for each matmul, as vLLM's Marlin FP8
@@ -632,7 +785,11 @@ func (p *parsedQuery) applyParallel(q *Query, training bool, assume func(def, fo
 	if model > maxGPUs {
 		return queryErr("tp="+p.kv["tp"], "tp×pp = %d is more GPUs than supported (%d)", model, maxGPUs)
 	}
-	if heads := w.Model.NumAttentionHeads; w.TP > 1 && heads > 0 && heads%w.TP != 0 {
+	engine := serving.Engine(w.Engine)
+	if err := serving.CheckTP(engine, w.Model, w.TP); err != nil {
+		return &QueryError{Token: "tp=" + p.kv["tp"], Reason: err.Error()}
+	}
+	if heads := w.Model.NumAttentionHeads; !engine.TensorParallel() && w.TP > 1 && heads > 0 && heads%w.TP != 0 {
 		return queryErr("tp="+p.kv["tp"], "tp=%d does not divide %s's %d attention heads", w.TP, w.ModelName, heads)
 	}
 	w.GPUs = max(1, model)
@@ -650,6 +807,11 @@ func (p *parsedQuery) applyParallel(q *Query, training bool, assume func(def, fo
 	}
 	if w.GPUs%model != 0 {
 		return queryErr("gpus="+strconv.Itoa(w.GPUs), "gpus=%d is not a multiple of tp×pp = %d", w.GPUs, model)
+	}
+	if !training && model == 1 && w.GPUs > 1 {
+		if err := defaultInferenceSplit(w, engine, assume); err != nil {
+			return err
+		}
 	}
 
 	w.Offload = memory.OffloadNone

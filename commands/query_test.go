@@ -175,7 +175,7 @@ func TestParseQuery(t *testing.T) {
 		{"vllm: seq defaults to the model's context", "llama-3.1-8b engine=vllm l40s", func(t *testing.T, q Query) {
 			eq(t, "seq", q.Workload.SeqLen, 131072)
 			eq(t, "framework", q.Framework, fix.FrameworkVLLM)
-			hasAssumption(t, q.Workload, "vLLM's default max_model_len")
+			hasAssumption(t, q.Workload, "vLLM's max_model_len defaults to the model's context")
 		}},
 		{"seq default capped at the model maximum", "bert-large full", func(t *testing.T, q Query) {
 			eq(t, "seq", q.Workload.SeqLen, 512)

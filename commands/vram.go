@@ -12,6 +12,7 @@ import (
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
 	"github.com/vrambot/vrambot/advisor/plan"
+	"github.com/vrambot/vrambot/advisor/serving"
 	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
@@ -47,6 +48,10 @@ type VRAMResult struct {
 	// change the method or nothing fits on one GPU.
 	ScaleOut *VRAMScaleOut   `json:"scale_out,omitempty"`
 	Offers   []pricing.Offer `json:"offers"`
+	// Serving is the serving engine's own arithmetic (engine=vllm, sglang,
+	// tgi, llama.cpp, ollama): what it logs at start-up on this GPU, how
+	// many sequences it holds, what a million tokens cost.
+	Serving *VRAMServing `json:"serving,omitempty"`
 }
 
 // VRAMWorkload is the resolved workload with what the estimate used about
@@ -129,6 +134,9 @@ func vram(ctx context.Context, query string, preset *models.Resolution, deps VRA
 	}
 	offers := deps.Offers
 	w := memory.Resolve(q.Workload)
+	if w.Method == memory.MethodInference && serving.Engine(w.Engine).Serving() {
+		return vramServing(ctx, query, q, w, offers), nil
+	}
 	est := memory.Estimate(w)
 	fit, headroom := memory.Assess(est, q.GPU)
 	p := plan.Plan(w, q.GPU, q.Framework)
@@ -180,6 +188,60 @@ func vram(ctx context.Context, query string, preset *models.Resolution, deps VRA
 		Result:    res,
 	}
 	return r, nil
+}
+
+// vramServing answers a query for a serving engine: the verdict leads with
+// the engine's start-up result on the GPU asked.
+func vramServing(ctx context.Context, query string, q Query, w memory.Workload, offers OfferFinder) reply.Reply {
+	a := answerServing(ctx, q, w, offers)
+	r := a.result
+	est := memory.Estimate(w)
+	fit := memory.FitDoesNotFit
+	switch {
+	case r.Starts && (a.load == 0 || serving.HoldsLoad(a.load)(r)):
+		fit = memory.FitFits
+	case r.Starts:
+		fit = memory.FitTight
+	}
+	verdict := a.verdict()
+	res := VRAMResult{
+		Workload:      VRAMWorkload{Workload: w, ActiveParams: w.Model.ActiveParams(), Architecture: memory.DescribeArchitecture(w)},
+		Estimate:      est,
+		GPU:           VRAMGPU{Name: q.GPU.Name, Key: q.GPU.Key, UsableBytes: q.GPU.UsableBytes},
+		Fits:          r.Starts,
+		Fit:           fit,
+		HeadroomBytes: q.GPU.UsableBytes - est.TotalBytes,
+		Verdict:       verdict,
+		Stages:        a.servingStages(),
+		Offers:        a.offers,
+		Serving:       a.json(),
+	}
+	if res.Offers == nil {
+		res.Offers = []pricing.Offer{}
+	}
+	if res.Workload.Assumptions == nil {
+		res.Workload.Assumptions = []string{}
+	}
+	summary := verdict + "."
+	if len(a.changes) > 0 {
+		summary += "\nCheapest change: " + a.changes[0].Heading() + "."
+	}
+	context := append(append([]string{}, w.Assumptions...), r.Assumptions...)
+	if a.speed.Basis != "" {
+		context = append(context, "throughput: "+a.speed.Basis)
+	}
+	context = append(context, a.prov...)
+	return reply.Reply{
+		Kind:      "vram",
+		Title:     fmt.Sprintf("%s · inference · %s · %s", w.ModelName, a.engine.Label(), vramGPULabel(q.GPU, max(1, w.GPUs))),
+		Summary:   summary,
+		Fields:    a.fields(),
+		Sections:  a.sections(w),
+		Context:   context,
+		Ephemeral: true,
+		Actions:   []reply.Action{{ID: ShareActionID, Text: "Share in channel", Value: strings.TrimSpace(query)}},
+		Result:    res,
+	}
 }
 
 // vramRequirement is what the plan's final workload needs from a GPU offer.

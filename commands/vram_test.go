@@ -67,6 +67,11 @@ var vramGoldenQueries = []struct {
 	{"fsdp-selective-torchtune", "llama-3.1-8b full 8xh100 fsdp gc=selective bs=2 seq=8192 framework=torchtune tokens=2B"},
 	{"qlora-2x3090-zero3", "llama-3.1-70b qlora 2x3090 gc=on zero=3"},
 	{"full-v100-fp16", "llama-3.2-1b full v100 bs=4 seq=1024 tokens=500M"},
+	{"vllm-72b-4xa100", "qwen2.5-72b inference engine=vllm 4xa100"},
+	{"vllm-users-h100", "llama-3.1-8b users=64 seq=8k h100"},
+	{"vllm-4090-32k", "llama-3.1-8b engine=vllm seq=32k 4090"},
+	{"sglang-4090", "llama-3.1-8b engine=sglang seq=16k 4090"},
+	{"ollama-70b-4090", "llama-3.1-70b engine=ollama 4090"},
 }
 
 func TestVRAMGolden(t *testing.T) {
@@ -264,7 +269,9 @@ func FuzzVRAM(f *testing.F) {
 	for _, q := range vramGoldenQueries {
 		f.Add(q.query)
 	}
-	for _, s := range []string{"7b bs=1000000 seq=10000000", "10t full t4 bs=720720", "405b 8xmi300x zero=3 offload=param full", "7b lora seq=10m", "gpt2 inference eager bs=64"} {
+	for _, s := range []string{"7b bs=1000000 seq=10000000", "10t full t4 bs=720720", "405b 8xmi300x zero=3 offload=param full", "7b lora seq=10m", "gpt2 inference eager bs=64",
+		"llama-3.1-8b --max-model-len 8192 --gpu-memory-utilization 0.8 2xh100", "7b users=1000000 seq=16m h100", "405b engine=ollama t4", "70b engine=llama.cpp 64xl4 seq=10m",
+		"7b gpu-util=0.01 engine=sglang h100", "7b engine=tgi 3xh100", "bert-large engine=vllm a100", "t5-11b engine=sglang 8xh100", "10t engine=vllm 512xh200 max-num-batched-tokens=16777216"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {

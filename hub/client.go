@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vrambot/vrambot/advisor/hfconfig"
 	"github.com/vrambot/vrambot/internal/redact"
 )
 
@@ -33,11 +34,11 @@ const DefaultEndpoint = "https://huggingface.co"
 // default of huggingface_hub's HF_HUB_ETAG_TIMEOUT (docs/hub-api.md §1).
 const DefaultTimeout = 10 * time.Second
 
-// Size caps. The largest real config.json files (multimodal, with long rope
-// tables) are under 64 KiB; a model-info answer limited to the safetensors
+// Size caps. A config.json is capped where the config reader caps it (one
+// owner: advisor/hfconfig); a model-info answer limited to the safetensors
 // field is a few hundred bytes, a search page of searchLimit hits a few KiB.
 const (
-	MaxConfigBytes = 1 << 20
+	MaxConfigBytes = hfconfig.MaxConfigBytes
 	maxInfoBytes   = 1 << 20
 	maxSearchBytes = 1 << 20
 	// maxErrorBytes is how much of an error answer is read to classify it.

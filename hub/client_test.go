@@ -131,7 +131,7 @@ func TestConfigFaults(t *testing.T) {
 		{"huge body, declared", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", fmt.Sprint(hub.MaxConfigBytes+1))
 			_, _ = w.Write(make([]byte, hub.MaxConfigBytes+1))
-		}, hub.ReasonTooLarge, errs.Invalid, "larger than 1024 KiB"},
+		}, hub.ReasonTooLarge, errs.Invalid, fmt.Sprintf("larger than %d KiB", hub.MaxConfigBytes>>10)},
 		{"huge body, streamed without end", func(w http.ResponseWriter, r *http.Request) {
 			chunk := []byte(strings.Repeat(" ", 64<<10))
 			for r.Context().Err() == nil {

@@ -299,12 +299,10 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 
 // inferenceActivationBytes is the transient working set of a forward pass:
 // one block's largest intermediates for the whole prefill, and with eager
-// attention one layer's score matrix. Under vLLM it is the profiling run.
+// attention one layer's score matrix. (Serving engines profile their own:
+// advisor/serving.)
 func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
 	tokens := float64(w.Batch) * float64(w.SeqLen)
-	if w.Engine == "vllm" {
-		tokens = math.Min(tokens, vllmProfileTokens)
-	}
 	e := r.act
 	var work float64
 	for i := range m.NumLayerGroups() {
@@ -315,7 +313,7 @@ func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
 		}
 		work = math.Max(work, tokens*e*(2*ls.h+mlp)/float64(w.TP))
 	}
-	if w.Attention == AttentionEager && w.Engine != "vllm" {
+	if w.Attention == AttentionEager {
 		s := float64(w.SeqLen)
 		work += float64(w.Batch) * float64(m.NumAttentionHeads) * s * s * (fp32Bytes + e) / float64(w.TP)
 	}

@@ -271,21 +271,6 @@ func TestLogitsUpcast(t *testing.T) {
 	}
 }
 
-// TestVLLMTotal: under vLLM the total is the card size on which
-// gpu_memory_utilization=0.9 holds weights, profile activations, non-torch
-// memory and the requested KV cache.
-func TestVLLMTotal(t *testing.T) {
-	b := Estimate(Workload{ModelName: "llama-3-8b", Method: MethodInference, Precision: PrecisionBF16,
-		Batch: 8, SeqLen: 8192, Engine: "vllm"})
-	want := (float64(b.PeakAllocatedBytes) + vllmNonTorchBytes) / vllmUtilization
-	if math.Abs(float64(b.TotalBytes)-want) > 1 {
-		t.Errorf("vLLM total %d, want %.0f", b.TotalBytes, want)
-	}
-	if b.KVCacheBytes != 8*8192*131072 {
-		t.Errorf("KV %d, want 8·8192·128 KiB", b.KVCacheBytes)
-	}
-}
-
 func TestTensorAndPipelineParallelSplitWeights(t *testing.T) {
 	base := Workload{ModelName: "llama-2-70b", Method: MethodInference, Precision: PrecisionBF16, Batch: 1, SeqLen: 4096}
 	one := Estimate(base)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/serving"
 )
 
 // Calibration terms. Each is a physical quantity with its source; none is
@@ -60,15 +61,6 @@ const (
 	// multiGPUCommBytes is NCCL's buffers and communicator state per GPU when
 	// more than one GPU takes part (memory-model.md §1.7: +1-2 GB with NCCL).
 	multiGPUCommBytes = 1 << 30
-
-	// vllmUtilization is vLLM's default gpu_memory_utilization.
-	vllmUtilization = 0.9
-	// vllmNonTorchBytes is what vLLM logs as non_torch_memory (CUDA graphs,
-	// NCCL, context): 1.96 GiB in vllm-project/vllm#10909.
-	vllmNonTorchBytes = 2 << 30
-	// vllmProfileTokens is the dummy batch of vLLM's profiling run
-	// (max_num_batched_tokens default 8192), which sets its activation peak.
-	vllmProfileTokens = 8192
 )
 
 // dtypes in bytes.
@@ -112,6 +104,9 @@ func regimeFor(p Precision) regime {
 // is fine). All sizes are bytes on one GPU.
 func Estimate(w Workload) Breakdown {
 	w = resolve(w, false)
+	if w.Method == MethodInference && serving.Engine(w.Engine).Serving() {
+		return servingEstimate(w)
+	}
 	m := w.Model
 	r := regimeFor(w.Precision)
 	fw := frameworks[w.Framework]
@@ -131,20 +126,10 @@ func Estimate(w Workload) Breakdown {
 	kv := kvCacheBytes(w, m)
 
 	peak := states.weights + states.grads + states.optim + act + logits + kv
-	var total float64
-	if w.Method == MethodInference && w.Engine == "vllm" {
-		// vLLM reserves gpu_memory_utilization × capacity up front. Total is
-		// the capacity on which it starts and holds the requested batch ×
-		// sequence in its KV cache: (weights + profiled activations +
-		// non-torch memory + KV) / utilisation. nvidia-smi shows ~90% of
-		// any larger card.
-		total = (peak + vllmNonTorchBytes) / vllmUtilization
-	} else {
-		static := states.weights + states.grads + states.optim
-		total = static*(1+staticSlack) + (peak-static)*(1+dynamicSlack) + cudaContextBytes
-		if w.GPUs > 1 {
-			total += multiGPUCommBytes
-		}
+	static := states.weights + states.grads + states.optim
+	total := static*(1+staticSlack) + (peak-static)*(1+dynamicSlack) + cudaContextBytes
+	if w.GPUs > 1 {
+		total += multiGPUCommBytes
 	}
 	b := Breakdown{
 		WeightsBytes:       sat(states.weights),

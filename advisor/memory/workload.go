@@ -123,8 +123,19 @@ type Workload struct {
 	LoRATargets  string    `json:"lora_targets,omitempty"` // qv, attn, all
 	Attention    Attention `json:"attention"`
 	KVCacheDtype string    `json:"kv_cache_dtype,omitempty"` // fp16, fp8, int8
-	Engine       string    `json:"engine,omitempty"`         // hf, vllm, ...
-	Tokens       int64     `json:"tokens,omitempty"`         // job size for cost to finish
+	Engine       string    `json:"engine,omitempty"`         // hf, vllm, sglang, tgi, llama.cpp, ollama
+	// Serving-engine settings (advisor/serving): vLLM's
+	// gpu_memory_utilization (SGLang mem_fraction_static), max_num_seqs
+	// and max_num_batched_tokens; 0 means the engine's default. Users is
+	// the concurrent sequences to serve (users=).
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"`
+	MaxNumSeqs           int     `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  int     `json:"max_num_batched_tokens,omitempty"`
+	Users                int     `json:"users,omitempty"`
+	// EngineVersion is the engine release asked for ("0.6.4", "v0"), for
+	// the defaults that changed between releases; "" means a current one.
+	EngineVersion string `json:"engine_version,omitempty"`
+	Tokens        int64  `json:"tokens,omitempty"` // job size for cost to finish
 	// ChunkedLoss: the loss is computed in chunks (Liger, chunked CE), so
 	// full logits are never materialised. Resolve derives it from Loss.
 	ChunkedLoss bool `json:"chunked_loss,omitempty"`
@@ -162,11 +173,13 @@ type Workload struct {
 // Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").
 // PeakAllocated is what torch.cuda.max_memory_allocated() would report;
 // Total is what nvidia-smi would show (peak + allocator reserve + context),
-// and RuntimeOverhead = Total - PeakAllocated. With Engine "vllm", Total is
-// instead the smallest card on which vLLM (gpu_memory_utilization 0.9)
-// starts and keeps the requested batch × seq_len in its KV cache:
-// (PeakAllocated + non-torch memory) / 0.9; nvidia-smi shows ~90% of any
-// card it runs on.
+// and RuntimeOverhead = Total - PeakAllocated. With a serving engine
+// (vLLM, SGLang, TGI, llama.cpp, Ollama) the figures are the engine's own
+// (advisor/serving): Weights as it logs them, Activations its profiled
+// peak, KVCache the cache of the requested batch (or users) × seq_len, and
+// Total the smallest GPU (memory as CUDA reports it) on which the engine
+// starts and holds that load; on any card it starts on, vLLM reserves
+// gpu_memory_utilization × the card, which is what nvidia-smi shows there.
 type Breakdown struct {
 	WeightsBytes         int64 `json:"weights_bytes"`
 	GradientsBytes       int64 `json:"gradients_bytes"`

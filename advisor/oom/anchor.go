@@ -170,6 +170,9 @@ var anchorRules = []anchorRule{
 	// llama.cpp / ggml (CUDA, ROCm through HIP, Vulkan, Metal, SYCL, CPU).
 	{"f memory", regexp.MustCompile(`(?:allocating\s+` + sizePattern + ` on device \d+: )?\b(?:cuda|hip|mu)Malloc failed: out of memory`), kindGGML},
 	{"Device memory allocation", regexp.MustCompile(`Device memory allocation of size \d+ failed`), kindGGML},
+	// SYCL's and Metal's own wordings of a failed buffer.
+	{"Bytes of memory on device", regexp.MustCompile(`can't allocate \d+ Bytes of memory on device`), kindGGML},
+	{"failed to allocate buffer, size", regexp.MustCompile(`failed to allocate buffer, size =\s*` + sizePattern), kindGGML},
 	{"buffer of size", regexp.MustCompile(`failed to allocate (?:\w+ )?buffer of size \d+`), kindGGMLFollow},
 	{"unable to allocate", regexp.MustCompile(`unable to allocate (?:\w+ )?(?:backend )?buffer\b`), kindGGMLFollow},
 	{"buffer for kv", regexp.MustCompile(`failed to allocate buffer for kv cache`), kindGGMLFollow},
@@ -187,7 +190,7 @@ var anchorRules = []anchorRule{
 	{"oom-kill", regexp.MustCompile(`\binvoked oom-killer\b|\boom-kill:constraint=`), kindOOMKillerFollow},
 	// A bare kill: the shell's "Killed" alone, glued to a tqdm bar
 	// ("...3.37it/s]Killed"), or bash's job report.
-	{"Killed", regexp.MustCompile(`^\s*Killed\s*$|(?:it/s|s/it)\]Killed|: line \d+:\s+\d+ Killed\s`), kindKilled},
+	{"Killed", regexp.MustCompile(`^\s*Killed(?:: 9)?\s*$|(?:it/s|s/it)\]Killed|: line \d+:\s+\d+ Killed\s`), kindKilled},
 	{"zsh: killed", regexp.MustCompile(`^zsh: killed\s`), kindKilled},
 	{"(exitcode: -9)", regexp.MustCompile(`failed \(exitcode: -9\)`), kindSIGKILL},
 	{"(SIGKILL)", regexp.MustCompile(`Signal 9 \(SIGKILL\) received by PID \d+`), kindSIGKILL},

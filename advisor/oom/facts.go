@@ -100,8 +100,12 @@ const (
 	// factsReach bounds the text the readers look at: the region around
 	// the OOM, whose size Parse already bounds; maxReadings the memory
 	// readings kept from it.
-	factsReach  = 96 << 10
-	maxReadings = 4096
+	factsReach = 96 << 10
+	// maxReadingLines and maxStepLines bound the log lines read for memory
+	// readings and step counters: the last ones before the OOM, where the
+	// trend that led to it and the step it reached are.
+	maxReadingLines = 128
+	maxStepLines    = 32
 )
 
 var (
@@ -144,9 +148,6 @@ var (
 	reGGMLCompBuf   = regexp.MustCompile(`(?:CUDA|ROCm|Metal|Vulkan|SYCL)\d* compute buffer size\s*=\s*` + sizePattern)
 	reGGMLFreeVRAM  = regexp.MustCompile(`using device (?:CUDA|ROCm|Vulkan|SYCL)\d+ \([^)]*\)[^\n]*?- (\d+) MiB free`)
 
-	// Memory readings over steps: a memory word, then a size.
-	// It reads a lower-cased line.
-	reMemReading = regexp.MustCompile(`\b(max_memory_allocated|max_memory_reserved|memory_allocated|memory_reserved|mem_usage|gpu_mem(?:ory)?|mem(?:ory)?(?:_used| used| usage)?|vram|allocated|reserved)\b[^\d\n]{0,24}(\d{1,7}(?:\.\d{1,3})?)\s?([kmgt]i?b|[gm]\b)`)
 	// reMemArrow is an explicit before → after ("18 GB → 39 GB").
 	reMemArrow = regexp.MustCompile(`(\d{1,7}(?:\.\d{1,3})?)\s?([KMGT]i?B)\s*(?:→|->|=>|-->)\s*(\d{1,7}(?:\.\d{1,3})?)\s?([KMGT]i?B)`)
 	// Progress: "step 1500", "iter: 2,800", "global_step=208", a tqdm
@@ -393,20 +394,15 @@ func readGrowth(text string) Growth {
 	}
 	all := map[string]*series{}
 	var best Growth
-	var ms [][]string
-	for line := range strings.Lines(text) {
-		// An OOM message's own numbers are not a reading of the job's.
-		if len(ms) >= maxReadings || !memoryWord(line) || strings.Contains(line, "out of memory") || strings.Contains(line, "Tried to allocate") || strings.Contains(line, "OutOfMemory") {
-			continue
-		}
-		ms = append(ms, reMemReading.FindAllStringSubmatch(strings.ToLower(line), 4)...)
+	var ms []reading
+	// An OOM message's own numbers are not a reading of the job's.
+	for _, line := range lastLines(text, maxReadingLines, func(line string) bool {
+		return memoryWord(line) && !strings.Contains(line, "out of memory") && !strings.Contains(line, "Tried to allocate") && !strings.Contains(line, "OutOfMemory")
+	}) {
+		ms = append(ms, memoryReadings(strings.ToLower(line))...)
 	}
 	for _, m := range ms {
-		v, ok := parseSize(m[2], unitCase(m[3]))
-		if !ok || v <= 0 {
-			continue
-		}
-		key := strings.ToLower(m[1])
+		v, key := m.bytes, m.key
 		s := all[key]
 		if s == nil {
 			s = &series{first: v, prev: v}
@@ -426,7 +422,13 @@ func readGrowth(text string) Growth {
 			best = Growth{From: s.first, To: s.last, Readings: s.n, Label: key}
 		}
 	}
-	for _, m := range reMemArrow.FindAllStringSubmatch(text, 64) {
+	var arrows [][]string
+	for _, line := range lastLines(text, maxReadingLines, func(line string) bool {
+		return strings.Contains(line, "→") || strings.Contains(line, "->") || strings.Contains(line, "=>")
+	}) {
+		arrows = append(arrows, reMemArrow.FindAllStringSubmatch(line, 4)...)
+	}
+	for _, m := range arrows {
 		a, ok1 := parseSize(m[1], m[2])
 		b, ok2 := parseSize(m[3], m[4])
 		if ok1 && ok2 && b-a > best.To-best.From && float64(b) >= 1.5*float64(a) {
@@ -434,6 +436,88 @@ func readGrowth(text string) Growth {
 		}
 	}
 	return best
+}
+
+// memoryWords are the words a log prints a memory reading after, longest
+// first so that "max_memory_allocated" is not read as "memory".
+var memoryWords = []string{"max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved", "mem_usage",
+	"gpu_memory", "gpu_mem", "memory used", "memory usage", "memory", "mem used", "mem", "vram", "allocated", "reserved"}
+
+// reading is one memory value a log line gives after a memory word.
+type reading struct {
+	key   string
+	bytes int64
+}
+
+// memoryReadings reads "word ... 12.3 GB" from a lower-cased line: a
+// memory word (as a whole word), at most readingGap other bytes, a number
+// and a size unit. A hand scan: Go's regexp takes far longer on it.
+func memoryReadings(line string) []reading {
+	var out []reading
+	for i := 0; i < len(line) && len(out) < 4; {
+		w, at := "", -1
+		for _, cand := range memoryWords {
+			if j := strings.Index(line[i:], cand); j >= 0 && (at < 0 || i+j < at || i+j == at && len(cand) > len(w)) {
+				w, at = cand, i+j
+			}
+		}
+		if at < 0 {
+			break
+		}
+		end := at + len(w)
+		i = end
+		if at > 0 && isWordByte(line[at-1]) || end < len(line) && isWordByte(line[end]) {
+			continue
+		}
+		k := end
+		for k < len(line) && k-end <= readingGap && !isDigit(line[k]) && line[k] != '\n' {
+			k++
+		}
+		n := k
+		for n < len(line) && (isDigit(line[n]) || line[n] == '.') && n-k < 12 {
+			n++
+		}
+		if n == k {
+			continue
+		}
+		u := n
+		if u < len(line) && line[u] == ' ' {
+			u++
+		}
+		ue := u
+		for ue < len(line) && ue-u < 3 && (line[ue] >= 'a' && line[ue] <= 'z') {
+			ue++
+		}
+		unit := line[u:ue]
+		switch unit {
+		case "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib", "g", "m":
+		default:
+			continue
+		}
+		if v, ok := parseSize(strings.TrimSuffix(line[k:n], "."), unitCase(unit)); ok && v > 0 {
+			out = append(out, reading{key: w, bytes: v})
+		}
+		i = ue
+	}
+	return out
+}
+
+// readingGap is how far after its word a memory value may stand
+// ("mem_usage:cuda:0 8.9GB", "max_memory_allocated 31.2 GiB").
+const readingGap = 24
+
+// lastLines returns the last n lines of text that keep accepts, in order.
+func lastLines(text string, n int, keep func(string) bool) []string {
+	var out []string
+	for end := len(text); end > 0 && len(out) < n; {
+		start := strings.LastIndexByte(text[:end], '\n') + 1
+		if line := text[start:end]; keep(line) {
+			out = append(out, line)
+		}
+		end = start - 1
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // unitCase restores the case of a lower-cased size unit ("gib" → "GiB").
@@ -456,16 +540,11 @@ func memoryWord(line string) bool {
 
 // readSteps returns the highest step counter printed in text.
 func readSteps(text string) int {
-	hi, n := 0, 0
-	for line := range strings.Lines(text) {
-		if n >= maxReadings {
-			break
-		}
-		if !strings.Contains(line, "step") && !strings.Contains(line, "Step") && !strings.Contains(line, "iter") && !strings.Contains(line, "it/s") && !strings.Contains(line, "s/it") {
-			continue
-		}
+	hi := 0
+	for _, line := range lastLines(text, maxStepLines, func(line string) bool {
+		return strings.Contains(line, "step") || strings.Contains(line, "Step") || strings.Contains(line, "iter") || strings.Contains(line, "it/s") || strings.Contains(line, "s/it")
+	}) {
 		for _, m := range reStepCounter.FindAllStringSubmatch(strings.ToLower(line), 4) {
-			n++
 			for _, g := range m[1:] {
 				if v, ok := intOf(g); ok && v > hi {
 					hi = v

@@ -52,6 +52,20 @@ func (b *builder) quantified(id string) (fix.Fix, bool) {
 		return fix.Fix{}, false
 	}
 	f, ok := b.sizing.plan[id]
+	if ok && id == fix.GradAccum {
+		// The planner splits the micro-batch it was given; the paste's own
+		// accumulation multiplies both sides, so that the effective batch
+		// the user runs stays the same.
+		w := b.r.Facts.Workload
+		if m := b.sizing.microBatch; m > 0 && w.Batch > m && w.AccumSteps > 1 {
+			p := b.params()
+			p.MicroBatch, p.AccumSteps, p.Batch = m, w.AccumSteps*w.Batch/m, w.Batch*w.AccumSteps
+			if g, ok := fix.Make(id, b.stack, p); ok {
+				g.SavesBytes, g.TotalAfterBytes = f.SavesBytes, f.TotalAfterBytes
+				f = g
+			}
+		}
+	}
 	return f, ok
 }
 
@@ -141,9 +155,13 @@ func (b *builder) params() fix.Params {
 		p.GPUMemoryUtilization = b.lowerUtil
 	}
 	if w.Batch > 1 {
-		// Halve the micro-batch, double the accumulation: the same effective batch.
-		accum := max(1, w.AccumSteps)
-		p.MicroBatch, p.AccumSteps, p.Batch = w.Batch/2, accum*2, (w.Batch/2)*accum*2
+		// The largest micro-batch at most half the one that failed that
+		// divides it, with the accumulation that keeps the effective batch.
+		accum, m := max(1, w.AccumSteps), w.Batch/2
+		for w.Batch%m != 0 {
+			m--
+		}
+		p.MicroBatch, p.AccumSteps, p.Batch = m, accum*w.Batch/m, w.Batch*accum
 	}
 	p.MaxModelLen, p.EngineMaxModelLen, p.WasMaxModelLen = b.maxModelLen, b.engineMaxLen, b.wasMaxLen
 	if s := b.ggmlSizes; s.layers > 0 {

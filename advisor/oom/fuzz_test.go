@@ -65,3 +65,29 @@ func FuzzUnescapeJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNeedleSet checks the one-pass needle scan against strings.Index:
+// a line holds a hit exactly when one of the needles occurs in it.
+func FuzzNeedleSet(f *testing.F) {
+	f.Add("x\nCUDA out of memory. Tried to allocate\nKilled\nnothing\n")
+	f.Add("f memoryf memory\n\n\nOOMKilled")
+	f.Fuzz(func(t *testing.T, text string) {
+		ns := windowNeedles
+		hits := ns.lineHits(text, len(text)+1)
+		lineHas := map[int]bool{}
+		for _, h := range hits {
+			lineHas[strings.Count(text[:h], "\n")] = true
+		}
+		for i, line := range strings.Split(text, "\n") {
+			want := false
+			for _, g := range ns.groups[1:] {
+				for _, n := range g {
+					want = want || strings.Contains(line, n)
+				}
+			}
+			if lineHas[i] != want {
+				t.Fatalf("line %d %q: hit %v, a needle occurs: %v", i, line, lineHas[i], want)
+			}
+		}
+	})
+}

@@ -45,8 +45,11 @@ var (
 	reGGMLBuffer   = regexp.MustCompile(`failed to allocate (?:(\w+?)(\d*) )?buffer of size (\d+)`)
 	reGGMLUnable   = regexp.MustCompile(`unable to allocate (\w+?)(\d*) buffer`)
 	reGGMLCPUAlloc = regexp.MustCompile(`ggml_backend_cpu_buffer_type_alloc_buffer|CPU buffer of size`)
-	reGGMLVulkan   = regexp.MustCompile(`Device memory allocation of size (\d+) failed`)
-	reGGMLPinned   = regexp.MustCompile(`failed to allocate\s+` + sizePattern + ` of pinned memory`)
+	reGGMLVulkan   = regexp.MustCompile(`Device memory allocation of size (\d+) failed|can't allocate (\d+) Bytes of memory on device`)
+	reGGMLMetalBuf = regexp.MustCompile(`failed to allocate buffer, size =\s*` + sizePattern)
+	// reGGMLBackendFn is a ggml backend's function in a log line.
+	reGGMLBackendFn = regexp.MustCompile(`\bggml_backend_(cuda|sycl|metal|cpu|musa)_`)
+	reGGMLPinned    = regexp.MustCompile(`failed to allocate\s+` + sizePattern + ` of pinned memory`)
 	// reGGMLCurrentDevice is ggml's CUDA error report: "CUDA error: out of
 	// memory\n  current device: 0, in function ggml_cuda_pool_malloc_vmm".
 	reGGMLCurrentDevice = regexp.MustCompile(`current device: (\d+), in function (\w+)`)
@@ -115,8 +118,18 @@ func extractGGML(sc *scan, a anchor, rep *Report) {
 		rep.Device = cudaDevice(m[3])
 	}
 	if m := reGGMLVulkan.FindStringSubmatch(ev); m != nil {
-		if n, ok := parseInt(m[1]); ok {
+		if n, ok := parseInt(m[1] + m[2]); ok {
 			rep.TriedToAllocateBytes = &n
+		}
+	}
+	if m := reGGMLMetalBuf.FindStringSubmatch(ev); m != nil {
+		rep.TriedToAllocateBytes = sizeAt(m, 1)
+	}
+	if rep.Device == nil {
+		// The backend's own function names the device when no buffer does
+		// ("ggml_backend_metal_buffer_type_alloc_buffer: ...").
+		if m := reGGMLBackendFn.FindStringSubmatch(sc.lines[sc.lineOf(a.pos)].text); m != nil {
+			rep.Device, _ = ggmlDevice(m[1], "")
 		}
 	}
 	if m := reGGMLBuffer.FindStringSubmatch(ev); m != nil {

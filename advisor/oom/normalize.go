@@ -409,7 +409,7 @@ func wrapsAtSpace(prev, next string) bool {
 	if len(prev) < minWrapWidth || next == "" || prev[0] == ' ' || prev[0] == '\t' {
 		return false
 	}
-	return (next[0] >= 'a' && next[0] <= 'z' || isDigit(next[0])) && !startsRecord(next)
+	return (next[0] >= 'a' && next[0] <= 'z' || isDigit(next[0])) && !startsRecord(next) && !logFunction.MatchString(next)
 }
 
 func wrapsInto(prev, next string) bool {
@@ -429,7 +429,7 @@ func wrapsInto(prev, next string) bool {
 	if isUpper(next[0]) && !isUpper(prev[len(prev)-1]) && !isDigit(prev[len(prev)-1]) && prev[len(prev)-1] != '_' {
 		return false
 	}
-	return !startsRecord(next)
+	return !startsRecord(next) && !logFunction.MatchString(next)
 }
 
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
@@ -454,6 +454,12 @@ func startsRecord(s string) bool {
 	}
 	return exceptionLine.MatchString(s)
 }
+
+// logFunction is a line of a C/C++ program's log that starts with the
+// function that prints it ("llama_init_from_model: ...", "print_info: ..."):
+// a record of its own, not the tail of a word, unless a console's width
+// says the row above was cut.
+var logFunction = regexp.MustCompile(`^[a-z][a-z0-9]*_[a-z0-9_]{2,60}: `)
 
 // exceptionLine matches "torch.OutOfMemoryError: ...", "RuntimeError: ...".
 var exceptionLine = regexp.MustCompile(`^[A-Za-z_][\w.]{0,80}(?:Error|Exception|Exit|Interrupt|Warning)\b:?`)

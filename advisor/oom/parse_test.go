@@ -243,3 +243,39 @@ func TestOccurrencesAndSecondError(t *testing.T) {
 		t.Errorf("second_error = %v", r.Extra["second_error"])
 	}
 }
+
+// TestNativeVariants covers wordings of the non-Python families that the
+// corpus holds no paste of.
+func TestNativeVariants(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       map[string]any
+	}{
+		{"ggml metal buffer", "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size = 4096.00 MiB\nllama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache\n",
+			map[string]any{"device": "mps", "tried_to_allocate_bytes": float64(4 << 30), "phase": "load", "framework": "other"}},
+		{"ggml sycl", "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 4294967296 Bytes of memory on device\nalloc_tensor_range: failed to allocate SYCL0 buffer of size 4294967296\n",
+			map[string]any{"device": "xpu:0", "tried_to_allocate_bytes": float64(4 << 30)}},
+		{"macOS kill", "python train.py\nKilled: 9\n", map[string]any{"device": "cpu", "format": "other"}},
+		{"zsh kill", "zsh: killed     python train.py\n", map[string]any{"device": "cpu"}},
+		{"docker 137", "vllm-1 exited with code 137\n", map[string]any{"device": "cpu"}},
+		{"cgroup oom killer", "Memory cgroup out of memory: Killed process 4242 (python3) total-vm:1kB, anon-rss:2048kB, file-rss:0kB", map[string]any{"device": "cpu"}},
+		{"bad_alloc", "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\nAborted (core dumped)\n", map[string]any{"device": "cpu"}},
+		{"tgi json", `{"error":"Request failed during generation: Server error: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 22.05 GiB of which 1.00 GiB is free.","error_type":"generation"}`,
+			map[string]any{"format": "pytorch-new", "phase": "generate", "device": "cuda:0"}},
+		{"escaped json body", `{"detail": "Traceback (most recent call last):\n  File \"/app/serve.py\", line 9, in infer\n    out = model.generate(**inputs)\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 22.05 GiB of which 512.00 MiB is free.\n"}`,
+			map[string]any{"format": "pytorch-new", "phase": "generate", "tried_to_allocate_bytes": float64(1 << 30)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := asJSONMap(t, Parse(tt.text))
+			if got["detected"] != true {
+				t.Fatalf("not detected: %v", got)
+			}
+			for k, v := range tt.want {
+				if got[k] != v {
+					t.Errorf("%s: got %v, want %v", k, got[k], v)
+				}
+			}
+		})
+	}
+}

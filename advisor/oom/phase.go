@@ -147,7 +147,7 @@ func framesBefore(sc *scan, li int) []frame {
 func framesAfter(sc *scan, li int) []frame {
 	rank := sc.lines[li].rank
 	var frames []frame
-	started := false
+	started, report := false, false
 	for k := li + 1; k < len(sc.lines) && k <= li+maxFrameLines; k++ {
 		l := sc.lines[k]
 		if rank >= 0 && l.rank != rank || rank < 0 && l.rank >= 0 {
@@ -164,8 +164,15 @@ func framesAfter(sc *scan, li int) []frame {
 				return reverse(frames)
 			}
 			started = true
-		case started && trim == "":
+		case strings.HasPrefix(trim, "## Stack Trace"):
+			// ComfyUI's Error Report lists the traceback in its own
+			// section, its frames apart by blank lines.
+			started, report = true, true
+		case report && strings.HasPrefix(trim, "## "):
 			return reverse(frames)
+		case started && trim == "" && !report:
+			return reverse(frames)
+		case trim == "":
 		case started:
 			if f, ok := parseFrame(t); ok {
 				frames = append(frames, f)
@@ -383,6 +390,9 @@ func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 		return PhaseLoad, "TGI warmup"
 	case rep.Extra["subphase"] == "prefill" || rep.Extra["subphase"] == "decode":
 		return PhaseGenerate, "TGI " + rep.Extra["subphase"].(string) + " span"
+	case strings.Contains(sc.text, "Request failed during generation"):
+		// TGI's router relays a generation request's failure so.
+		return PhaseGenerate, "TGI: \"Request failed during generation\""
 	case rep.Extra["stack"] == "text-generation-inference" && reTGIShardStart.MatchString(sc.text):
 		// A shard that cannot start failed while loading its weights.
 		return PhaseLoad, "TGI shard failed to start"

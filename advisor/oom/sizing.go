@@ -22,8 +22,10 @@ type Sizing struct {
 	// paste's total capacity when it gives one.
 	UsableBytes int64      `json:"usable_bytes"`
 	Fit         memory.Fit `json:"fit"`
-	// plan holds the quantified fixes by id, for the stages.
-	plan map[string]fix.Fix
+	// plan holds the quantified fixes by id, for the stages; microBatch is
+	// the micro-batch the plan ends with.
+	plan       map[string]fix.Fix
+	microBatch int
 }
 
 // contextShare is how close to an engine's own estimate of the longest
@@ -271,6 +273,7 @@ func estimate(r Report, stack fix.Framework) *Sizing {
 	fit, _ := memory.Assess(est, gpu)
 	s := &Sizing{Workload: w, Estimate: est, GPU: gpu.Name, UsableBytes: gpu.UsableBytes, Fit: fit, plan: map[string]fix.Fix{}}
 	p := plan.Plan(w, gpu, stack)
+	s.microBatch = p.Final.Batch
 	stages := p.Stages
 	if p.ScaleOut != nil {
 		stages = append(stages, p.ScaleOut.Stages...)

@@ -371,7 +371,7 @@ type Report struct {
 	// apart from the error statistics too.
 	Capacities []Row
 	Skipped    []Skipped
-	Summaries   []Summary
+	Summaries  []Summary
 	// ByMethod is the same per method, in memory.BandMethods order
 	// (methods without a judged case are left out).
 	ByMethod []MethodSummary

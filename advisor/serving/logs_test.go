@@ -1,0 +1,228 @@
+package serving_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+
+	"github.com/vrambot/vrambot/advisor/arch"
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/serving"
+	"github.com/vrambot/vrambot/internal/golden"
+)
+
+// logCase is one real vLLM start-up from testdata/vllm-logs.jsonl: the
+// settings it ran with and the numbers it logged (testdata/SOURCES.md).
+type logCase struct {
+	ID         string `json:"id"`
+	Source     string `json:"source"`
+	VLLM       string `json:"vllm"`
+	Version    string `json:"version"`
+	Generation string `json:"generation"`
+	// Query reproduces the start-up through `vram --json`.
+	Query string `json:"query"`
+	// Model is a catalog name.
+	Model               string  `json:"model"`
+	GPU                 string  `json:"gpu"`
+	TP                  int     `json:"tp"`
+	PP                  int     `json:"pp"`
+	GPUUtil             float64 `json:"gpu_memory_utilization"`
+	MaxModelLen         int     `json:"max_model_len"`
+	MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
+	MaxNumSeqs          int     `json:"max_num_seqs"`
+	KVDtype             string  `json:"kv_cache_dtype"`
+	// Precision names the checkpoint's format as the grammar does
+	// (arch.Scheme); Quant spells out one the grammar has no name for.
+	Precision string             `json:"precision"`
+	Quant     *arch.Quantization `json:"quantization"`
+	Log       []string           `json:"log"`
+	Observed  struct {
+		Starts   bool     `json:"starts"`
+		Weights  *float64 `json:"weights_gib"`
+		KV       *float64 `json:"kv_cache_gib"`
+		KVTokens *int64   `json:"kv_cache_tokens"`
+	} `json:"observed"`
+	Notes string `json:"notes"`
+}
+
+func loadLogCases(t testing.TB) []logCase {
+	t.Helper()
+	data, err := os.ReadFile("testdata/vllm-logs.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []logCase
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var c logCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("vllm-logs.jsonl line %d: %v", n, err)
+		}
+		if c.ID == "" || c.Source == "" || c.Query == "" || len(c.Log) == 0 {
+			t.Fatalf("vllm-logs.jsonl line %d: id, source, query and log lines are required", n)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// testGPU is a catalog GPU or a memory budget such as "8gb".
+func testGPU(t testing.TB, name string) catalog.GPU {
+	t.Helper()
+	if g, ok := catalog.LookupGPU(name); ok {
+		return g
+	}
+	if n, err := strconv.Atoi(strings.TrimSuffix(name, "gb")); err == nil {
+		return catalog.GPU{Name: name + " budget", MemoryBytes: int64(n) << 30, UsableBytes: int64(n) << 30, BF16: true}
+	}
+	t.Fatalf("unknown GPU %q", name)
+	return catalog.GPU{}
+}
+
+// deployment is the case as a serving.Deployment.
+func (c logCase) deployment(t testing.TB) serving.Deployment {
+	t.Helper()
+	m, ok := catalog.LookupModel(c.Model)
+	if !ok {
+		t.Fatalf("%s: no catalog model %q", c.ID, c.Model)
+	}
+	if c.Precision != "" {
+		q, ok := arch.Scheme(c.Precision)
+		if !ok {
+			t.Fatalf("%s: unknown precision %q", c.ID, c.Precision)
+		}
+		m.Quant = q
+	}
+	if c.Quant != nil {
+		m.Quant = c.Quant
+	}
+	return serving.Deployment{
+		Engine: serving.EngineVLLM, Model: m, GPU: testGPU(t, c.GPU), TP: c.TP, PP: c.PP,
+		KVCacheDtype: c.KVDtype, MemoryFraction: c.GPUUtil, MaxModelLen: c.MaxModelLen,
+		MaxNumBatchedTokens: c.MaxNumBatchedTokens, MaxNumSeqs: c.MaxNumSeqs,
+		Generation: serving.Generation(c.Generation), Version: c.Version,
+	}
+}
+
+// Acceptance targets (issue 16): starts right in every case; median
+// errors: weights within 3%, available KV memory within 10% or 0.75 GiB,
+// KV token capacity within 10%.
+const (
+	weightsTolerance = 0.03
+	kvTolerance      = 0.10
+	kvFloorGiB       = 0.75
+	tokensTolerance  = 0.10
+)
+
+type logRow struct {
+	id                      string
+	starts, predStarts      bool
+	weights, predWeights    float64 // GiB, NaN when not logged
+	kv, predKV              float64
+	tokens, predTokens      float64
+	weightsErr, kvErr, tErr float64 // relative errors (kvErr: in units of its tolerance)
+}
+
+func evaluateLogs(t testing.TB) []logRow {
+	var rows []logRow
+	for _, c := range loadLogCases(t) {
+		r := serving.Plan(c.deployment(t))
+		row := logRow{id: c.ID, starts: c.Observed.Starts, predStarts: r.Starts,
+			weights: math.NaN(), kv: math.NaN(), tokens: math.NaN(), weightsErr: math.NaN(), kvErr: math.NaN(), tErr: math.NaN(),
+			predWeights: float64(r.WeightsBytes) / (1 << 30), predKV: float64(r.KVCacheAvailableBytes) / (1 << 30), predTokens: float64(r.KVCacheTokens)}
+		if w := c.Observed.Weights; w != nil {
+			row.weights = *w
+			row.weightsErr = math.Abs(row.predWeights-*w) / *w
+		}
+		if kv := c.Observed.KV; kv != nil {
+			row.kv = *kv
+			row.kvErr = math.Abs(row.predKV-*kv) / math.Max(kvTolerance*math.Abs(*kv), kvFloorGiB)
+		}
+		if n := c.Observed.KVTokens; n != nil {
+			row.tokens = float64(*n)
+			row.tErr = math.Abs(row.predTokens-row.tokens) / row.tokens
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func median(v []float64) float64 {
+	var s []float64
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			s = append(s, x)
+		}
+	}
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestVLLMLogAccuracy asserts the acceptance figures on the real start-up
+// logs and keeps the table in testdata/vllm-accuracy.golden.
+func TestVLLMLogAccuracy(t *testing.T) {
+	rows := evaluateLogs(t)
+	if len(rows) < 12 {
+		t.Fatalf("only %d logged start-ups", len(rows))
+	}
+	var wErr, kvErr, tErr []float64
+	for _, r := range rows {
+		if r.starts != r.predStarts {
+			t.Errorf("%s: starts %v, predicted %v", r.id, r.starts, r.predStarts)
+		}
+		wErr, kvErr, tErr = append(wErr, r.weightsErr), append(kvErr, r.kvErr), append(tErr, r.tErr)
+	}
+	mw, mkv, mt := median(wErr), median(kvErr), median(tErr)
+	if !(mw <= weightsTolerance) {
+		t.Errorf("weights per GPU: median error %.1f%% > %.0f%%", 100*mw, 100*weightsTolerance)
+	}
+	if !(mkv <= 1) {
+		t.Errorf("available KV memory: median error %.2f× its tolerance (10%% or 0.75 GiB)", mkv)
+	}
+	if !(mt <= tokensTolerance) {
+		t.Errorf("KV token capacity: median error %.1f%% > %.0f%%", 100*mt, 100*tokensTolerance)
+	}
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\tstarts\tpredicted\tweights GiB\tpredicted\tKV GiB\tpredicted\tKV tokens\tpredicted\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%.2f\t%s\t%.2f\t%s\t%.0f\t\n", r.id, r.starts, r.predStarts,
+			num(r.weights, 2), r.predWeights, num(r.kv, 2), r.predKV, num(r.tokens, 0), r.predTokens)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\nstarts right: %d of %d\nweights per GPU: median error %.1f%% (target 3%%)\navailable KV memory: median error %.2f of its tolerance (10%% or 0.75 GiB; target ≤ 1)\nKV token capacity: median error %.1f%% (target 10%%)\n",
+		countStarts(rows), len(rows), 100*mw, mkv, 100*mt)
+	golden.Check(t, "vllm-accuracy.golden", b.Bytes())
+}
+
+func countStarts(rows []logRow) int {
+	n := 0
+	for _, r := range rows {
+		if r.starts == r.predStarts {
+			n++
+		}
+	}
+	return n
+}
+
+func num(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}

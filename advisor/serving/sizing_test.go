@@ -1,0 +1,261 @@
+package serving_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/vrambot/vrambot/advisor/arch"
+	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/serving"
+	"github.com/vrambot/vrambot/internal/errs"
+)
+
+func mustModel(t testing.TB, name string) arch.Model {
+	t.Helper()
+	m, ok := catalog.LookupModel(name)
+	if !ok {
+		t.Fatalf("no model %q", name)
+	}
+	return m
+}
+
+func mustGPU(t testing.TB, name string) catalog.GPU {
+	t.Helper()
+	g, ok := catalog.LookupGPU(name)
+	if !ok {
+		t.Fatalf("no GPU %q", name)
+	}
+	return g
+}
+
+// TestSize checks users= answers against the same arithmetic: the
+// configuration Size returns holds the load, and every configuration it
+// tries before (fewer GPUs, or the same GPUs with less change) does not.
+func TestSize(t *testing.T) {
+	tests := []struct {
+		model, gpu string
+		users, seq int
+		wantTP     int
+		wantKV     string
+		wantW      string
+	}{
+		{"llama-3.1-8b", "h100", 32, 8192, 1, "auto", serving.WeightsAsGiven},
+		{"llama-3.1-8b", "h100", 64, 8192, 1, "fp8", serving.WeightsAsGiven},
+		{"llama-3.1-8b", "a100", 64, 8192, 1, "auto", serving.WeightsInt4},
+		{"llama-3.1-8b", "4090", 4, 8192, 1, "auto", serving.WeightsAsGiven},
+		{"llama-3.1-8b", "4090", 8, 8192, 1, "fp8", serving.WeightsAsGiven},
+		// One GPU with a 4-bit checkpoint beats two: fewest GPUs first.
+		{"llama-3.1-70b", "h100", 16, 8192, 1, "fp8", serving.WeightsInt4},
+		{"llama-3.1-70b", "a100", 8, 32768, 2, "auto", serving.WeightsInt4},
+		{"llama-3.1-70b", "a100", 4, 8192, 1, "auto", serving.WeightsInt4},
+		{"llama-3.1-70b", "h200", 4, 8192, 1, "auto", serving.WeightsFP8},
+		{"llama-3.1-8b", "l4", 2, 8192, 1, "auto", serving.WeightsAsGiven},
+		{"qwen2.5-72b", "h200", 1, 32768, 1, "auto", serving.WeightsFP8},
+	}
+	for _, tt := range tests {
+		d := serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(t, tt.model), GPU: mustGPU(t, tt.gpu), MaxModelLen: tt.seq}
+		s, ok := serving.Size(d, tt.users)
+		name := tt.model + " " + tt.gpu
+		if !ok {
+			t.Errorf("%s: nothing holds %d × %d", name, tt.users, tt.seq)
+			continue
+		}
+		if s.TP != tt.wantTP || s.KVCacheDtype != tt.wantKV || s.Weights != tt.wantW {
+			t.Errorf("%s, %d × %d: tp=%d kv=%s weights=%s; want tp=%d kv=%s weights=%s", name, tt.users, tt.seq, s.TP, s.KVCacheDtype, s.Weights, tt.wantTP, tt.wantKV, tt.wantW)
+		}
+		if !s.Result.Holds(tt.users) || s.Concurrency < float64(tt.users) {
+			t.Errorf("%s: the sized result holds %.2f, fewer than %d", name, s.Concurrency, tt.users)
+		}
+		// Fewer GPUs, with every KV and weight change, do not hold it.
+		for _, tp := range serving.ValidTPDegrees(d.Model, s.TP-1) {
+			for _, kv := range []string{serving.KVAuto, serving.KVFP8} {
+				for _, q := range []*arch.Quantization{nil, serving.FP8Checkpoint(), serving.Int4Checkpoint()} {
+					if (kv == serving.KVFP8 || q == serving.FP8Checkpoint()) && !d.GPU.FP8 {
+						continue
+					}
+					nd := d
+					nd.TP, nd.KVCacheDtype = tp, kv
+					nd.Model.Quant = q
+					if serving.Plan(nd).Holds(tt.users) {
+						t.Errorf("%s: tp=%d kv=%q quant=%v already holds %d", name, tp, kv, q != nil, tt.users)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRequirement: the smallest GPU that holds the load, to 64 MiB.
+func TestRequirement(t *testing.T) {
+	for _, users := range []int{1, 8, 64} {
+		d := serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(t, "llama-3.1-8b"), GPU: catalog.GPU{BF16: true}, MaxModelLen: 8192}
+		bytes, r, ok := serving.Requirement(d, users)
+		if !ok || !serving.HoldsLoad(users)(r) || r.TotalMemoryBytes != bytes {
+			t.Fatalf("%d users: %d bytes, ok %v, holds %v", users, bytes, ok, r.Holds(users))
+		}
+		smaller := d
+		smaller.GPU.UsableBytes = bytes - 64<<20
+		if serving.Plan(smaller).Holds(users) {
+			t.Errorf("%d users: %d bytes is not the smallest", users, bytes)
+		}
+	}
+	// More users never need less memory.
+	d := serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(t, "llama-3.1-8b"), MaxModelLen: 4096}
+	var last int64
+	for users := 1; users <= 512; users *= 2 {
+		n, _, ok := serving.Requirement(d, users)
+		if !ok || n < last {
+			t.Fatalf("%d users need %d bytes, fewer than %d", users, n, last)
+		}
+		last = n
+	}
+}
+
+// TestCheckTP: a degree that does not split the heads gets the engine's
+// words and the nearest degrees that work.
+func TestCheckTP(t *testing.T) {
+	llama := mustModel(t, "llama-3.1-8b")
+	err := serving.CheckTP(serving.EngineVLLM, llama, 3)
+	if err == nil || !strings.Contains(err.Error(), "Total number of attention heads (32) must be divisible by tensor parallel size (3)") || !strings.Contains(err.Error(), "tp=2 or tp=4") {
+		t.Errorf("vLLM tp=3: %v", err)
+	}
+	if errs.KindOf(err) != errs.Invalid {
+		t.Errorf("kind %v", errs.KindOf(err))
+	}
+	if err := serving.CheckTP(serving.EngineTGI, llama, 3); err == nil || !strings.Contains(err.Error(), "`num_heads` must be divisible by `num_shards`") {
+		t.Errorf("TGI tp=3: %v", err)
+	}
+	for _, tp := range []int{1, 2, 4, 8, 16, 32} {
+		if err := serving.CheckTP(serving.EngineVLLM, llama, tp); err != nil {
+			t.Errorf("tp=%d: %v", tp, err)
+		}
+	}
+	// Qwen2.5-7B: 28 heads, 4 KV heads — 8 splits neither; 4 and 28 work.
+	if err := serving.CheckTP(serving.EngineVLLM, mustModel(t, "qwen2.5-7b"), 8); err == nil || !strings.Contains(err.Error(), "tp=4 or tp=28") {
+		t.Errorf("qwen2.5-7b tp=8: %v", err)
+	}
+	if err := serving.CheckTP(serving.EngineLlamaCpp, llama, 3); err != nil {
+		t.Errorf("llama.cpp splits layers, not heads: %v", err)
+	}
+	var target *errs.Error
+	_ = errors.As(err, &target)
+}
+
+// TestChanges: each change listed makes it start on its own; the GPU
+// asked comes before a bigger one.
+func TestChanges(t *testing.T) {
+	d := serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(t, "llama-3.1-8b"), GPU: mustGPU(t, "4090")}
+	r := serving.Plan(d)
+	if r.Starts {
+		t.Fatal("llama-3.1-8b at its 131k context starts on a 4090?")
+	}
+	changes := serving.Changes(r, func(r serving.Result) bool { return r.Starts }, true, catalog.GPUs())
+	if len(changes) < 3 {
+		t.Fatalf("changes %+v", changes)
+	}
+	if changes[0].ID != serving.ChangeMaxModelLen || !strings.Contains(changes[0].Snippet, "--max-model-len 32768") || changes[0].Result.MaxModelLen != 32768 {
+		t.Errorf("first change %s %q, want --max-model-len 32768 (vLLM estimates %d)", changes[0].ID, changes[0].Snippet, r.MaxModelLenThatFits)
+	}
+	if last := changes[len(changes)-1]; last.ID != serving.ChangeBiggerGPU {
+		t.Errorf("last change %s, want a bigger GPU", last.ID)
+	}
+	for _, c := range changes {
+		if !c.Result.Starts {
+			t.Errorf("%s does not make it start", c.ID)
+		}
+		if c.Result.MaxModelLen < 1024 {
+			t.Errorf("%s: context %d", c.ID, c.Result.MaxModelLen)
+		}
+	}
+}
+
+// TestEngines: each engine's own terms and defaults.
+func TestEngines(t *testing.T) {
+	llama := mustModel(t, "llama-3.1-8b")
+	g := mustGPU(t, "4090")
+	sg := serving.Plan(serving.Deployment{Engine: serving.EngineSGLang, Model: llama, GPU: g, MaxModelLen: 16384})
+	wantTokens := (0.88*float64(g.UsableBytes) - float64(sg.WeightsBytes) - float64(sg.NonTorchBytes)) / (32 * 2 * 8 * 128 * 2)
+	if !sg.Starts || sg.MemoryFraction != 0.88 || math.Abs(float64(sg.KVCacheTokens)-wantTokens) > 1 {
+		t.Errorf("SGLang: starts %v, mem_fraction_static %v, tokens %d (want %.0f)", sg.Starts, sg.MemoryFraction, sg.KVCacheTokens, wantTokens)
+	}
+	if !strings.Contains(sg.Log[1].Text, "KV Cache is allocated. #tokens:") {
+		t.Errorf("SGLang line %q", sg.Log[1].Text)
+	}
+	// SGLang's log in vllm-project/vllm#21348: Qwen3-235B-A22B-FP8 on 4×H100
+	// at mem_fraction_static 0.93, "#tokens: 367404" (the point the
+	// preload estimate is set by, so a check of the formula, not of it).
+	fp8, _ := arch.Scheme("fp8")
+	qwen := mustModel(t, "qwen3-235b-a22b")
+	qwen.Quant = fp8
+	big4 := serving.Plan(serving.Deployment{Engine: serving.EngineSGLang, Model: qwen, GPU: mustGPU(t, "h100"), TP: 4, MemoryFraction: 0.93})
+	if got := float64(big4.KVCacheTokens); math.Abs(got-367404)/367404 > 0.03 {
+		t.Errorf("SGLang Qwen3-235B-A22B-FP8 on 4×H100: %.0f tokens, logged 367,404", got)
+	}
+	tgi := serving.Plan(serving.Deployment{Engine: serving.EngineTGI, Model: llama, GPU: g})
+	if !tgi.Starts || tgi.MaxModelLen >= 131072 || int64(tgi.MaxModelLen) != tgi.KVCacheTokens {
+		t.Errorf("TGI without max_total_tokens should lower it to what fits: starts %v, %d of %d tokens", tgi.Starts, tgi.MaxModelLen, tgi.KVCacheTokens)
+	}
+	tgi = serving.Plan(serving.Deployment{Engine: serving.EngineTGI, Model: llama, GPU: g, MaxModelLen: 131072})
+	if tgi.Starts || tgi.MaxModelLenThatFits == 0 {
+		t.Errorf("TGI with max_total_tokens 131072 on a 4090 starts?")
+	}
+	big := mustModel(t, "llama-3.1-70b")
+	oll := serving.Plan(serving.Deployment{Engine: serving.EngineOllama, Model: big, GPU: g})
+	if !oll.Starts || oll.GPULayers <= 0 || oll.GPULayers >= oll.Layers || oll.MaxModelLen != 4096 {
+		t.Errorf("Ollama 70B on a 4090: %d/%d layers, num_ctx %d", oll.GPULayers, oll.Layers, oll.MaxModelLen)
+	}
+	two := serving.Plan(serving.Deployment{Engine: serving.EngineOllama, Model: big, GPU: g, PP: 2})
+	if two.GPULayers <= oll.GPULayers {
+		t.Errorf("two GPUs hold %d layers, one %d", two.GPULayers, oll.GPULayers)
+	}
+	q8 := serving.Plan(serving.Deployment{Engine: serving.EngineLlamaCpp, Model: llama, GPU: g, KVCacheDtype: serving.KVInt8, MaxModelLen: 8192})
+	f16 := serving.Plan(serving.Deployment{Engine: serving.EngineLlamaCpp, Model: llama, GPU: g, MaxModelLen: 8192})
+	if r := float64(q8.KVCacheAvailableBytes) / float64(f16.KVCacheAvailableBytes); math.Abs(r-34.0/64) > 1e-6 {
+		t.Errorf("q8_0 KV is %.4f of f16, want 34/64", r)
+	}
+	forced := serving.Plan(serving.Deployment{Engine: serving.EngineLlamaCpp, Model: big, GPU: g, GPULayers: 81})
+	if forced.Starts || !strings.Contains(forced.Error, "cudaMalloc failed: out of memory") {
+		t.Errorf("-ngl 81 of a 70B on a 4090: %v %q", forced.Starts, forced.Error)
+	}
+}
+
+// TestSpeed: at one sequence decode is memory-bound: tokens/s = bandwidth
+// × efficiency / bytes read per step; the cost follows the price.
+func TestSpeed(t *testing.T) {
+	g := mustGPU(t, "h100")
+	r := serving.Plan(serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(t, "llama-3.1-8b"), GPU: g, MaxModelLen: 2048})
+	s := serving.Speed(r, 1)
+	bytes := float64(r.WeightsBytes) + 1024*131072
+	want := g.BandwidthGBps * 1e9 * serving.DecodeBandwidthEfficiency / bytes
+	if s.Bound != "memory bandwidth" || math.Abs(s.DecodeTokensPerS-want) > 1e-6*want {
+		t.Errorf("decode %v tok/s (%s), want %v", s.DecodeTokensPerS, s.Bound, want)
+	}
+	if s64 := serving.Speed(r, 64); s64.DecodeTokensPerS <= s.DecodeTokensPerS || s64.PerSequence >= s.PerSequence {
+		t.Errorf("64 sequences: %v tok/s, %v each", s64.DecodeTokensPerS, s64.PerSequence)
+	}
+	cost := serving.CostPerMillionTokens(2, 1, r, s)
+	if want := 2 / (s.DecodeTokensPerS * 3600) * 1e6; math.Abs(cost-want) > 1e-9 {
+		t.Errorf("cost %v, want %v", cost, want)
+	}
+	if serving.CostPerMillionTokens(2, 1, serving.Result{TP: 2}, s) != 0 {
+		t.Error("one GPU cannot hold a tp=2 replica")
+	}
+}
+
+func BenchmarkPlanVLLM(b *testing.B) {
+	d := serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(b, "llama-3.1-70b"), GPU: mustGPU(b, "h100"), TP: 4}
+	for b.Loop() {
+		serving.Plan(d)
+	}
+}
+
+// BenchmarkSizeAll is the users= sizing over every GPU of the catalog.
+func BenchmarkSizeAll(b *testing.B) {
+	d := serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(b, "llama-3.1-70b"), GPU: mustGPU(b, "h100"), MaxModelLen: 8192}
+	gpus := catalog.GPUs()
+	for b.Loop() {
+		serving.SizeAll(d, 64, gpus)
+	}
+}
