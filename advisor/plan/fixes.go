@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
@@ -65,10 +66,14 @@ const (
 	// minModelLen is the shortest context the planner proposes: shorter
 	// than 2k tokens no longer holds a typical chat prompt and answer.
 	minModelLen = 2048
-	// hostRAMBytesPerParam is DeepSpeed's CPU estimate for optimizer
-	// offload: 16 bytes per parameter (fp32 master, Adam m and v, fp32
-	// grads) × its 1.5 buffer factor (estimate_zero2_model_states_mem_needs).
-	hostRAMBytesPerParam = 24
+	// offloadStateBytesPerParam is what DeepSpeed's CPU estimate for
+	// optimizer offload counts per parameter on one GPU: fp32 master, Adam
+	// m and v, fp32 grads (estimate_zero2_model_states_mem_needs:
+	// Ψ·max(4·N, 16)·1.5, N the GPUs of the node).
+	offloadStateBytesPerParam = 16
+	// offloadGradBytesPerGPU is the 4 bytes per parameter per GPU of that
+	// formula's max(4·N, 16): each GPU's fp32 gradient buffer.
+	offloadGradBytesPerGPU = 4
 	// gpusPerNode is the common server size (8 GPUs: DGX/HGX, p4d/p5).
 	gpusPerNode = 8
 	// maxTensorParallel is one node: TP across nodes is too slow, so larger
@@ -376,7 +381,7 @@ var zeroOffload = candidate{
 	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
 		p := base(after, g)
 		p.ZeroStage = after.ZeroStage
-		p.HostRAM = gibWords(hostRAMBytesPerParam * before.TrainableParams)
+		p.HostRAM = gibWords(zeroOffloadHostBytes(before))
 		return p
 	},
 }
@@ -442,6 +447,15 @@ var zero3ScaleOut = candidate{
 		p.WasGPUs = before.GPUs
 		return p
 	},
+}
+
+// zeroOffloadHostBytes is DeepSpeed's host RAM estimate for optimizer
+// offload on one node: Ψ·max(4·N, 16)·1.5 for the trained parameters and
+// the node's N GPUs (estimate_zero2_model_states_mem_needs).
+func zeroOffloadHostBytes(w memory.Workload) int64 {
+	perNode := float64(min(max(1, w.GPUs), gpusPerNode))
+	perParam := math.Max(offloadGradBytesPerGPU*perNode, offloadStateBytesPerParam)
+	return int64(hostBufferFactor * perParam * float64(w.TrainableParams))
 }
 
 // hostBufferFactor is DeepSpeed's CPU buffer factor in its offload
