@@ -115,11 +115,12 @@ var methodNames = map[string]memory.Method{
 	"full": memory.MethodFull, "full-ft": memory.MethodFull, "fullft": memory.MethodFull, "finetune": memory.MethodFull, "fine-tune": memory.MethodFull,
 	"lora":      memory.MethodLoRA,
 	"qlora":     memory.MethodQLoRA,
+	"dora":      memory.MethodDoRA,
 	"freeze":    memory.MethodFreeze,
 	"inference": memory.MethodInference, "infer": memory.MethodInference, "serve": memory.MethodInference,
 }
 
-var methodCanon = []string{"full", "lora", "qlora", "freeze", "inference"}
+var methodCanon = []string{"full", "lora", "qlora", "dora", "freeze", "inference"}
 
 // closestWord returns the candidate nearest to s by edit distance, or "" when
 // it is not close: more than a third of s (and more than one edit) differs.
@@ -151,6 +152,9 @@ type parsedQuery struct {
 	budget    bool
 	gpuCount  int               // from "8xa100"
 	kv        map[string]string // setting → value as typed
+	// sharding is fsdp or ddp when the query says so, shardingTok the word.
+	sharding    memory.Sharding
+	shardingTok string
 }
 
 // ParseQuery reads a /vram query (DESIGN.md §3.2): tokens in any order,
@@ -348,6 +352,13 @@ func (p *parsedQuery) token(tok string) error {
 		}
 	}
 	norm := strings.ReplaceAll(l, "_", "-")
+	if sh, ok := shardingWords[norm]; ok {
+		if p.sharding != "" {
+			return queryErr(tok, "two sharding strategies given: '%s' and '%s'", showToken(p.shardingTok), showToken(tok))
+		}
+		p.sharding, p.shardingTok = sh, tok
+		return nil
+	}
 	for _, b := range bareValues {
 		if slices.Contains(b.values, norm) {
 			return p.keyValue(tok, b.key, tok)
@@ -364,6 +375,14 @@ func (p *parsedQuery) token(tok string) error {
 		return nil
 	}
 	return unknownQueryWord(tok)
+}
+
+// shardingWords are the bare words that name how data-parallel GPUs hold
+// the model states (DESIGN.md §3.2): FSDP full sharding (ZeRO-3
+// equivalent) or plain DistributedDataParallel.
+var shardingWords = map[string]memory.Sharding{
+	"fsdp": memory.ShardingFSDP, "fsdp2": memory.ShardingFSDP, "fsdp1": memory.ShardingFSDP, "fully-shard": memory.ShardingFSDP,
+	"ddp": memory.ShardingDDP, "data-parallel": memory.ShardingDDP,
 }
 
 // bareValues are the values that are unambiguous without their key:
@@ -385,7 +404,8 @@ var keyedEnums = []struct {
 	e   queryEnum
 }{
 	// Only on/off: a bare "1" or "no" is not obviously about checkpointing.
-	{"gc", queryEnum{values: map[string]string{"on": "on", "off": "off"}}},
+	{"gc", queryEnum{values: map[string]string{"on": "on", "off": "off", "selective": "selective"}}},
+	{"loss", queryEnum{values: map[string]string{"chunked": "chunked"}}},
 	{"kv", kvEnum}, {"offload", offloadEnum}, {"targets", targetsEnum}, {"framework", frameworkEnum},
 }
 

@@ -236,7 +236,11 @@ func score(o Offer, gpu catalog.GPU, req Requirement) ranked {
 	if gpu.DenseTFLOPS <= 0 {
 		return ranked{offer: o, cost: math.Inf(1)}
 	}
-	hours := req.TrainFLOPs / (float64(o.GPUCount) * gpu.DenseTFLOPS * 1e12 * TrainingMFU) / 3600
+	util := TrainingMFU
+	if u, ok := req.Utilisation[gpu.Key]; ok && u > 0 {
+		util = u
+	}
+	hours := req.TrainFLOPs / (float64(o.GPUCount) * gpu.DenseTFLOPS * 1e12 * util) / 3600
 	cost := hours * o.PricePerHourUSD
 	o.HoursToFinish, o.CostToFinishUSD = &hours, &cost
 	return ranked{offer: o, cost: cost}
