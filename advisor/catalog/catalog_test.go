@@ -328,7 +328,7 @@ func TestLookupVariantsOfCurrentModels(t *testing.T) {
 // family, generation and size; otherwise it offers nothing.
 func TestSuggestModelRespectsGenerationAndSize(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"gemma-5-27b", ""}, {"gemma-3-28b", "gemma-3-27b"}, {"phi-4-reasoning", ""}, {"phi-5", ""}, {"qwen4-8b", ""}, {"llama-5-70b", ""},
+		{"gemma-5-27b", ""}, {"gemma-3-28b", "gemma-3-27b"}, {"phi-4-vision", ""}, {"phi-5", ""}, {"qwen4-8b", ""}, {"llama-5-70b", ""},
 		{"lama-3.3-70b", "llama-3.3-70b"}, {"qwen3-9b", "qwen3-8b"}, {"qwen2.5-15b", "qwen2.5-14b"},
 		{"gemma-2-28b", "gemma-2-27b"}, {"deepsek-v3", "deepseek-v3"}, {"gpt-os-20b", "gpt-oss-20b"},
 		{"mistral-7b-v5", ""}, {"Qwen/Qwen3-9B", "qwen3-8b"},
