@@ -39,8 +39,12 @@ type logCase struct {
 	MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
 	MaxNumSeqs          int     `json:"max_num_seqs"`
 	KVDtype             string  `json:"kv_cache_dtype"`
+	// Dtype is vLLM's --dtype when not the checkpoint's 16-bit one
+	// ("float32").
+	Dtype string `json:"dtype"`
 	// Precision names the checkpoint's format as the grammar does
-	// (arch.Scheme); Quant spells out one the grammar has no name for.
+	// (arch.Scheme, or bitsandbytes' int8 and nf4); Quant spells out one
+	// the grammar has no name for.
 	Precision string             `json:"precision"`
 	Quant     *arch.Quantization `json:"quantization"`
 	Log       []string           `json:"log"`
@@ -88,14 +92,23 @@ func testGPU(t testing.TB, name string) catalog.GPU {
 	return catalog.GPU{}
 }
 
-// deployment is the case as a serving.Deployment.
+// deployment is the case as a serving.Deployment asked without an engine
+// version, as issue 16's acceptance asks it (the query's form).
 func (c logCase) deployment(t testing.TB) serving.Deployment {
 	t.Helper()
 	m, ok := catalog.LookupModel(c.Model)
 	if !ok {
 		t.Fatalf("%s: no catalog model %q", c.ID, c.Model)
 	}
-	if c.Precision != "" {
+	switch c.Precision {
+	case "":
+	case "int8", "nf4":
+		// The grammar's bitsandbytes precisions (memory.ServingDeployment).
+		m.Quant = arch.NewQuantization("int8", "bitsandbytes", arch.Int8Bytes, arch.LinearGroups)
+		if c.Precision == "nf4" {
+			m.Quant = arch.NewQuantization("nf4", "bitsandbytes", arch.NF4Bytes, arch.LinearGroups)
+		}
+	default:
 		q, ok := arch.Scheme(c.Precision)
 		if !ok {
 			t.Fatalf("%s: unknown precision %q", c.ID, c.Precision)
@@ -105,11 +118,14 @@ func (c logCase) deployment(t testing.TB) serving.Deployment {
 	if c.Quant != nil {
 		m.Quant = c.Quant
 	}
+	dense := 0.0
+	if c.Dtype == "float32" {
+		dense = 4
+	}
 	return serving.Deployment{
 		Engine: serving.EngineVLLM, Model: m, GPU: testGPU(t, c.GPU), TP: c.TP, PP: c.PP,
-		KVCacheDtype: c.KVDtype, MemoryFraction: c.GPUUtil, MaxModelLen: c.MaxModelLen,
+		DenseBytes: dense, KVCacheDtype: c.KVDtype, MemoryFraction: c.GPUUtil, MaxModelLen: c.MaxModelLen,
 		MaxNumBatchedTokens: c.MaxNumBatchedTokens, MaxNumSeqs: c.MaxNumSeqs,
-		Generation: serving.Generation(c.Generation), Version: c.Version,
 	}
 }
 
