@@ -130,8 +130,14 @@ func TestKVSpecs(t *testing.T) {
 			t.Errorf("MLA tp=%d: %+v, want 576 × 2 bytes per layer on every rank", tp, s)
 		}
 	}
-	if got := kvElemBytes(KVFP8); got != 1 {
-		t.Errorf("fp8 %v", got)
+	for _, c := range []struct {
+		dtype string
+		dense float64
+		want  float64
+	}{{KVFP8, 2, 1}, {KVAuto, 2, 2}, {KVAuto, 4, 4}, {KVFP16, 4, 2}, {KVQ8, 2, 34.0 / 32}} {
+		if got := kvElemBytes(c.dtype, c.dense); got != c.want {
+			t.Errorf("kvElemBytes(%q, %v) = %v, want %v (auto is the model's dtype)", c.dtype, c.dense, got, c.want)
+		}
 	}
 }
 
