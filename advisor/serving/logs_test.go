@@ -162,7 +162,7 @@ type logRow struct {
 	id, generation          string
 	starts, predStarts      bool
 	eraBound                bool
-	releasedStarts          bool // the verdict asked with the case's release (era-bound cases)
+	releasedStarts          bool    // the verdict asked with the case's release (era-bound cases)
 	weights, predWeights    float64 // GiB, NaN when not logged
 	kv, predKV              float64
 	tokens, predTokens      float64
