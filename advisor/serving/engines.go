@@ -49,7 +49,7 @@ func planSGLang(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	m := d.Model
 	total := float64(d.GPU.UsableBytes)
-	weights := weightsPerGPU(m, d.DenseBytes, d.TP, d.PP)
+	weights := weightsPerGPU(m, d.DenseBytes, d.TP, d.PP, d.GPU)
 	preload := sglangPreloadBytes
 	if d.TP*d.PP > 1 {
 		preload = sglangPreloadTPBytes
@@ -133,7 +133,7 @@ func planTGI(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	m := d.Model
 	total := float64(d.GPU.UsableBytes)
-	weights := weightsPerGPU(m, d.DenseBytes, d.TP, d.PP)
+	weights := weightsPerGPU(m, d.DenseBytes, d.TP, d.PP, d.GPU)
 	warmup := float64(d.MaxNumBatchedTokens) * activationElemBytes * widestPerToken(m, d.TP, d.MaxNumBatchedTokens)
 	free := total*d.MemoryFraction - weights - warmup - tgiContextBytes
 	kv := free * tgiWiggleRoom

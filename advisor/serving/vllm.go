@@ -331,7 +331,7 @@ type vllmStage struct {
 
 func planVLLMStage(d Deployment, st stage, budget, nonTorch float64) vllmStage {
 	m := d.Model
-	p := vllmStage{st: st, weights: weightsOnStage(m, d.DenseBytes, d.TP, st), act: activationPeak(m, d, st.last)}
+	p := vllmStage{st: st, weights: weightsOnStage(m, d.DenseBytes, d.TP, st, d.GPU), act: activationPeak(m, d, st.last)}
 	p.available = budget - p.weights - p.act - nonTorch
 	p.specs = kvSpecs(m, d.TP, st.layers, kvElemBytes(d.KVCacheDtype, d.DenseBytes))
 	if d.Generation == GenerationV0 {
