@@ -87,13 +87,13 @@ func TestServeSlackFeatures(t *testing.T) {
 		t.Fatalf("%d views.open", len(opened))
 	}
 	// Submitting it posts the answer where /vram was typed.
-	sub := slacktest.ViewSubmission("U1", "V1", []byte(opened[0].Args.Get("view")), map[string]string{"model": "llama-3.1-8b", "method": "qlora", "gpu": "4090"})
+	sub := slacktest.ViewSubmission("U1", "V1", []byte(opened[0].Args.Get("view")), map[string]string{"model": "llama-3.1-8b", "method": "lora", "gpu": "4090"})
 	if code, body := s.interact(t, sub); code != http.StatusOK || strings.Contains(body, "errors") {
 		t.Fatalf("submission: HTTP %d %s", code, body)
 	}
 	testutil.Eventually(t, 10*time.Second, "the form's answer", func() bool { return len(s.responses("form")) == 1 })
 	answer := s.responses("form")[0]
-	if !strings.Contains(string(answer.Body), "llama-3.1-8b · QLoRA · GeForce RTX 4090") {
+	if !strings.Contains(string(answer.Body), "llama-3.1-8b · LoRA · GeForce RTX 4090") {
 		t.Errorf("answer %.300s", answer.Body)
 	}
 

@@ -342,7 +342,7 @@ func TestAppHomeOpened(t *testing.T) {
 // the private answer, with chat.update for a message in a channel.
 func TestApplyFixUpdatesInPlace(t *testing.T) {
 	ts := realServer(t)
-	_, body := ts.slash(t, "/vram", "llama-3.1-8b qlora 4090", ts.slack.ResponseURL("cmd"))
+	_, body := ts.slash(t, "/vram", "llama-3.1-8b lora 4090", ts.slack.ResponseURL("cmd"))
 	got := decodeResponse(t, []byte(body))
 	if h := headerOf(got.Blocks); !strings.HasPrefix(h, reply.BandNo.Mark()) {
 		t.Fatalf("header %q: want the verdict first", h)
@@ -364,7 +364,7 @@ func TestApplyFixUpdatesInPlace(t *testing.T) {
 	// On a message the bot posted in a channel: chat.update, then its new
 	// details in the thread.
 	readAll(t, ts.event(t, "EvMention1", map[string]any{"type": "app_mention", "channel": "C1", "user": "U1",
-		"text": "<@" + testBotUser + "> vram llama-3.1-8b qlora 4090", "ts": "1700000900.000100"}))
+		"text": "<@" + testBotUser + "> vram llama-3.1-8b lora 4090", "ts": "1700000900.000100"}))
 	ts.idle(t)
 	posted := ts.slack.Messages()
 	if len(posted) == 0 {
@@ -498,7 +498,7 @@ func TestFeedbackIsCountedOncePerMessage(t *testing.T) {
 // and posts them in that thread.
 func TestDetailsButton(t *testing.T) {
 	ts := realServer(t)
-	_, body := ts.slash(t, "/vram", "llama-3.1-8b qlora 4090", ts.slack.ResponseURL("cmd"))
+	_, body := ts.slash(t, "/vram", "llama-3.1-8b lora 4090", ts.slack.ResponseURL("cmd"))
 	key := buttonsOf(decodeResponse(t, []byte(body)).Blocks)[reply.ActionDetails]
 	if key == "" {
 		t.Fatal("no Details button")

@@ -137,7 +137,8 @@ func goldenReplies(t *testing.T) []goldenReply {
 		t.Fatal("the story digest has no thread replies")
 	}
 	return []goldenReply{
-		{"vram-qlora-4090-does-not-fit", vram("llama-3.1-8b qlora 4090"), true},
+		{"vram-lora-4090-does-not-fit", vram("llama-3.1-8b lora 4090"), true},
+		{"vram-qlora-4090", vram("llama-3.1-8b qlora 4090"), true},
 		{"vram-lora-a100-fits", vram("7b lora a100"), true},
 		{"vram-full-70b-scale-out", vram("llama-3-70b full 4x a100"), true},
 		{"vram-question", vram("can I finetune llama 3 8b on a 4090?"), true},

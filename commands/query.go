@@ -132,14 +132,16 @@ var methodNames = map[string]memory.Method{
 	"pretrain": memory.MethodFull, "pre-train": memory.MethodFull, "pretraining": memory.MethodFull,
 	"lora":  memory.MethodLoRA,
 	"qlora": memory.MethodQLoRA, "q-lora": memory.MethodQLoRA,
+	"dora":      memory.MethodDoRA,
 	"freeze":    memory.MethodFreeze,
 	"inference": memory.MethodInference, "infer": memory.MethodInference, "serve": memory.MethodInference,
 }
 
-// loosMethodWords say that a model is trained or run without saying how
+// looseMethodWords say that a model is trained or run without saying how
 // ("finetune", "serving"). They give way to a method named in the same
-// query ("full finetune", "qlora training"); alone, training reads as LoRA,
-// the usual way to fine-tune on one GPU, and is stated as an assumption.
+// query ("full finetune", "qlora training"); alone, training reads as LoRA
+// for an LLM and full fine-tuning for a small model, stated as an
+// assumption.
 var looseMethodWords = map[string]memory.Method{
 	"finetune": memory.MethodLoRA, "fine-tune": memory.MethodLoRA, "finetuning": memory.MethodLoRA, "fine-tuning": memory.MethodLoRA,
 	"fine-tuned": memory.MethodLoRA, "finetuned": memory.MethodLoRA, "train": memory.MethodLoRA, "training": memory.MethodLoRA,
@@ -150,7 +152,7 @@ var looseMethodWords = map[string]memory.Method{
 	"generation": memory.MethodInference, "chat": memory.MethodInference, "load": memory.MethodInference,
 }
 
-var methodCanon = []string{"full", "lora", "qlora", "freeze", "inference"}
+var methodCanon = []string{"full", "lora", "qlora", "dora", "freeze", "inference"}
 
 // closestWord returns the candidate nearest to s by edit distance, or "" when
 // it is not close: more than a third of s (and more than one edit) differs.
@@ -185,6 +187,9 @@ type parsedQuery struct {
 	budget   bool
 	gpuCount int               // from "8xa100"
 	kv       map[string]string // setting → value as typed
+	// sharding is fsdp or ddp when the query says so, shardingTok the word.
+	sharding    memory.Sharding
+	shardingTok string
 	// notes are what the reading itself assumed (a setting without an
 	// effect on memory, a budget that repeats the GPU's memory).
 	notes []string
@@ -481,6 +486,13 @@ func (p *parsedQuery) token(tok string) error {
 		}
 	}
 	norm := strings.ReplaceAll(l, "_", "-")
+	if sh, ok := shardingWords[norm]; ok {
+		if p.sharding != "" {
+			return queryErr(tok, "two sharding strategies given: '%s' and '%s'", showToken(p.shardingTok), showToken(tok))
+		}
+		p.sharding, p.shardingTok = sh, tok
+		return nil
+	}
 	for _, b := range bareValues {
 		if slices.Contains(b.values, norm) {
 			return p.keyValue(tok, b.key, tok)
@@ -497,6 +509,14 @@ func (p *parsedQuery) token(tok string) error {
 		return nil
 	}
 	return unknownQueryWord(tok)
+}
+
+// shardingWords are the bare words that name how data-parallel GPUs hold
+// the model states (DESIGN.md §3.2): FSDP full sharding (ZeRO-3
+// equivalent) or plain DistributedDataParallel.
+var shardingWords = map[string]memory.Sharding{
+	"fsdp": memory.ShardingFSDP, "fsdp2": memory.ShardingFSDP, "fsdp1": memory.ShardingFSDP, "fully-shard": memory.ShardingFSDP,
+	"ddp": memory.ShardingDDP, "data-parallel": memory.ShardingDDP,
 }
 
 // bareValues are the values that are unambiguous without their key:
@@ -518,7 +538,8 @@ var keyedEnums = []struct {
 	e   queryEnum
 }{
 	// Only on/off: a bare "1" or "no" is not obviously about checkpointing.
-	{"gc", queryEnum{values: map[string]string{"on": "on", "off": "off"}}},
+	{"gc", queryEnum{values: map[string]string{"on": "on", "off": "off", "selective": "selective"}}},
+	{"loss", queryEnum{values: map[string]string{"chunked": "chunked"}}},
 	{"kv", kvEnum}, {"offload", offloadEnum}, {"targets", targetsEnum}, {"framework", frameworkEnum},
 }
 

@@ -14,11 +14,12 @@ import (
 // Settings that were defaulted are not in it, so a re-run defaults them
 // (and says so) again.
 type canonQuery struct {
-	model  string // "" for a config.json given beside the query
-	method string
-	count  int    // GPU count written before the GPU ("2x 4090"); 0: none
-	gpu    string // a catalog alias or a budget ("24gb")
-	kv     []setting
+	model    string // "" for a config.json given beside the query
+	method   string
+	sharding string // fsdp, ddp
+	count    int    // GPU count written before the GPU ("2x 4090"); 0: none
+	gpu      string // a catalog alias or a budget ("24gb")
+	kv       []setting
 }
 
 type setting struct{ key, value string }
@@ -46,6 +47,7 @@ func (p *parsedQuery) canonical() canonQuery {
 	case p.loose != "":
 		c.method = string(p.loose)
 	}
+	c.sharding = string(p.sharding)
 	if p.gpu != nil {
 		switch {
 		case p.budget:
@@ -73,6 +75,9 @@ func canonicalValue(key, v string) string {
 	for _, e := range keyEnums() {
 		if e.key == key {
 			if c, err := e.enum.parse(key, v); err == nil {
+				if key == "gc" && c == "full" {
+					return "on" // as people write it
+				}
 				return c
 			}
 		}
@@ -90,6 +95,7 @@ func (c canonQuery) String() string {
 	}
 	add(c.model)
 	add(c.method)
+	add(c.sharding)
 	if c.gpu != "" {
 		if c.count > 1 {
 			add(strconv.Itoa(c.count) + "x")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/models"
@@ -81,7 +82,10 @@ func parseQuestion(tokens []string, preset *models.Resolution) (*parsedQuery, er
 	for range maxQuestionRetries {
 		p, err := parseTokens(rewritten, preset)
 		var qe *QueryError
-		if err != nil && errors.As(err, &qe) && qe.unplaced && qe.Token != "" {
+		// A word the grammar cannot place is left out; so is a word of
+		// prose the grammar finds near a name ("minimum" ~ minimax): in a
+		// sentence, only a word with a digit or a dash is a model's name.
+		if err != nil && errors.As(err, &qe) && qe.Token != "" && (qe.unplaced || proseWord(qe.Token)) {
 			if i := indexFold(rewritten, qe.Token); i >= 0 {
 				// The word, and every repeat of it, is left out.
 				word := rewritten[i]
@@ -271,4 +275,9 @@ func gpuWords(tokens []string) (string, int, bool) {
 		}
 	}
 	return "", 0, false
+}
+
+// proseWord reports a word of letters only (apostrophes allowed).
+func proseWord(w string) bool {
+	return w != "" && strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }) < 0
 }

@@ -335,7 +335,7 @@ func (r *sizedResolver) Resolve(_ context.Context, ref string) (models.Resolutio
 // the resolver under the name typed, never to another size or generation.
 func TestQuestionsAboutModelsOffTheCatalog(t *testing.T) {
 	tests := []struct{ text, ref string }{
-		{"how much vram for qwen2.5-coder-32b inference on an a6000", "qwen2.5-coder-32b"},
+		{"how much vram for granite-3.1-8b-instruct inference on an a6000", "granite-3.1-8b-instruct"},
 		{"can I finetune llama 3.2 8b on a 4090?", "llama-3.2-8b"},
 		{"llama 4 8b lora 4090", "llama-4-8b"},
 		{"run Qwen/Qwen3-Coder-Next-80B on 2 h100s", "Qwen/Qwen3-Coder-Next-80B"},

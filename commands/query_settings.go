@@ -16,6 +16,7 @@ import (
 
 // queryKeys are the key=value settings; keyAliases the other spellings accepted.
 var queryKeys = []string{"bs", "seq", "precision", "optim", "gc", "zero", "offload", "gpus", "tp", "pp", "rank", "targets", "attn", "kv", "tokens", "engine", "framework", "gpu",
+	"loss", "optim-in-bwd", "act-offload",
 	"gpu-util", "max-num-seqs", "max-num-batched-tokens", "users", "engine-version"}
 
 // keyAliases include the serving engines' own flag names (vLLM's
@@ -28,6 +29,10 @@ var keyAliases = map[string]string{
 	"seq-len": "seq", "seqlen": "seq", "ctx": "seq", "max-model-len": "seq", "context": "seq", "context-length": "seq",
 	"max-total-tokens": "seq", "num-ctx": "seq", "c": "seq", "ctx-size": "seq",
 	"dtype": "precision", "optimizer": "optim", "checkpointing": "gc",
+	"activation-checkpointing": "gc", "gradient-checkpointing": "gc", "ac": "gc",
+	"optimizer-in-bwd": "optim-in-bwd", "optimizer-in-backward": "optim-in-bwd", "optim-in-backward": "optim-in-bwd",
+	"activation-offload": "act-offload", "activation-offloading": "act-offload", "offload-activations": "act-offload",
+	"cross-entropy": "loss", "ce": "loss",
 	"r": "rank", "lora-rank": "rank", "attention": "attn", "kv-cache": "kv", "kv-cache-dtype": "kv", "fw": "framework",
 	"gpu-memory-utilization": "gpu-util", "gpu-mem-util": "gpu-util", "mem-fraction-static": "gpu-util", "mem-fraction": "gpu-util",
 	"tensor-parallel-size": "tp", "tp-size": "tp", "num-shard": "tp", "pipeline-parallel-size": "pp", "pp-size": "pp",
@@ -36,7 +41,6 @@ var keyAliases = map[string]string{
 	"vllm-version": "engine-version", "version": "engine-version",
 	// Hugging Face TrainingArguments, PEFT, DeepSpeed, axolotl and
 	// LLaMA-Factory names, and a few more of vLLM's flags.
-	"gradient-checkpointing": "gc", "activation-checkpointing": "gc",
 	"max-seq-len": "seq", "max-seq-length": "seq", "max-length": "seq", "max-len": "seq", "model-max-length": "seq",
 	"sequence-length": "seq", "seq-length": "seq", "sequence-len": "seq", "cutoff-len": "seq", "context-window": "seq", "max-context": "seq",
 	"per-device-train-batch-size": "bs", "per-device-batch-size": "bs", "per-device-eval-batch-size": "bs", "micro-batch-size": "bs",
@@ -107,6 +111,24 @@ var (
 		values: map[string]string{"on": "on", "true": "on", "yes": "on", "1": "on", "off": "off", "false": "off", "no": "off", "0": "off"},
 		canon:  []string{"on", "off"},
 	}
+	// gcEnum is checkpointing: on (full), off, selective (torchtitan's
+	// per-op policy), or Unsloth's offloaded variant.
+	gcEnum = queryEnum{
+		values: map[string]string{
+			"on": "full", "true": "full", "yes": "full", "1": "full", "full": "full",
+			"off": "off", "false": "off", "no": "off", "0": "off", "none": "off",
+			"selective": "selective", "sac": "selective", "op": "selective", "selective-op": "selective",
+			"offloaded": "offloaded", "offload": "offloaded", "unsloth": "offloaded", "cpu": "offloaded",
+		},
+		canon: []string{"on", "off", "selective", "offloaded"},
+	}
+	lossEnum = queryEnum{
+		values: map[string]string{
+			"chunked": "chunked", "fused": "chunked", "liger": "chunked", "chunked-ce": "chunked", "chunked-nll": "chunked", "fused-linear-ce": "chunked",
+			"standard": "standard", "full": "standard", "default": "standard", "nll": "standard",
+		},
+		canon: []string{"chunked", "standard"},
+	}
 	offloadEnum = queryEnum{
 		values: map[string]string{"none": "none", "off": "none", "optimizer": "optimizer", "optim": "optimizer", "cpu": "optimizer", "param": "param", "params": "param", "parameters": "param"},
 		canon:  []string{"none", "optimizer", "param"},
@@ -131,17 +153,26 @@ var (
 		},
 		canon: []string{"hf", "vllm", "sglang", "tgi", "llama.cpp", "ollama"},
 	}
+	// frameworkEnum names the stack: its canonical values are the query
+	// words; frameworkStacks maps them to the snippets' stack and the
+	// memory defaults' framework.
 	frameworkEnum = queryEnum{
 		values: map[string]string{
-			"pytorch": string(fix.FrameworkPyTorch), "torch": string(fix.FrameworkPyTorch),
-			"hf": string(fix.FrameworkHF), "hf-trainer": string(fix.FrameworkHF), "transformers": string(fix.FrameworkHF), "trl": string(fix.FrameworkHF), "accelerate": string(fix.FrameworkHF),
-			"lightning": string(fix.FrameworkLightning), "pl": string(fix.FrameworkLightning),
-			"deepspeed": string(fix.FrameworkDeepSpeed), "ds": string(fix.FrameworkDeepSpeed),
-			"keras": string(fix.FrameworkKeras), "tensorflow": string(fix.FrameworkKeras), "tf": string(fix.FrameworkKeras),
-			"jax": string(fix.FrameworkJAX), "flax": string(fix.FrameworkJAX),
-			"vllm": string(fix.FrameworkVLLM),
+			"pytorch": "pytorch", "torch": "pytorch",
+			"hf": "hf", "hf-trainer": "hf", "transformers": "hf", "accelerate": "hf", "peft": "hf",
+			"trl":       "trl",
+			"unsloth":   "unsloth",
+			"axolotl":   "axolotl",
+			"torchtune": "torchtune", "tune": "torchtune",
+			"torchtitan": "torchtitan", "titan": "torchtitan",
+			"llama-factory": "llama-factory", "llamafactory": "llama-factory", "llama-board": "llama-factory",
+			"lightning": "lightning", "pl": "lightning",
+			"deepspeed": "deepspeed", "ds": "deepspeed",
+			"keras": "keras", "tensorflow": "keras", "tf": "keras",
+			"jax": "jax", "flax": "jax",
+			"vllm": "vllm",
 		},
-		canon: []string{"pytorch", "hf", "lightning", "deepspeed", "keras", "jax", "vllm"},
+		canon: []string{"pytorch", "hf", "trl", "unsloth", "axolotl", "torchtune", "torchtitan", "llama-factory", "lightning", "deepspeed", "keras", "jax", "vllm"},
 	}
 )
 
@@ -153,8 +184,33 @@ type keyEnum struct {
 
 // keyEnums lists the keys whose values are a closed vocabulary.
 func keyEnums() []keyEnum {
-	return []keyEnum{{"precision", precisionEnum}, {"optim", optimEnum}, {"gc", boolEnum}, {"offload", offloadEnum},
-		{"targets", targetsEnum}, {"attn", attnEnum}, {"kv", kvEnum}, {"engine", engineEnum}, {"framework", frameworkEnum}}
+	return []keyEnum{{"precision", precisionEnum}, {"optim", optimEnum}, {"gc", gcEnum}, {"offload", offloadEnum},
+		{"targets", targetsEnum}, {"attn", attnEnum}, {"kv", kvEnum}, {"engine", engineEnum}, {"framework", frameworkEnum},
+		{"loss", lossEnum}, {"optim-in-bwd", boolEnum}, {"act-offload", boolEnum}}
+}
+
+// frameworkStack is what a framework= word means for the snippets (the
+// fix catalogue's stack) and for the estimate (the training stack whose
+// defaults fill what the query leaves out).
+type frameworkStack struct {
+	snippets fix.Framework
+	memory   memory.Framework
+}
+
+var frameworkStacks = map[string]frameworkStack{
+	"pytorch":       {snippets: fix.FrameworkPyTorch},
+	"hf":            {snippets: fix.FrameworkHF},
+	"trl":           {snippets: fix.FrameworkHF, memory: memory.FrameworkTRL},
+	"unsloth":       {snippets: fix.FrameworkUnsloth, memory: memory.FrameworkUnsloth},
+	"axolotl":       {snippets: fix.FrameworkAxolotl, memory: memory.FrameworkAxolotl},
+	"torchtune":     {snippets: fix.FrameworkTorchtune, memory: memory.FrameworkTorchtune},
+	"llama-factory": {snippets: fix.FrameworkLlamaFactory, memory: memory.FrameworkLlamaFactory},
+	"torchtitan":    {snippets: fix.FrameworkPyTorch, memory: memory.FrameworkTorchtitan},
+	"lightning":     {snippets: fix.FrameworkLightning},
+	"deepspeed":     {snippets: fix.FrameworkDeepSpeed},
+	"keras":         {snippets: fix.FrameworkKeras},
+	"jax":           {snippets: fix.FrameworkJAX},
+	"vllm":          {snippets: fix.FrameworkVLLM},
 }
 
 // GGUF types are precisions too ("q4_k_m" typed as q4_k_m or q4-k-m).
@@ -345,7 +401,7 @@ func (p *parsedQuery) query() (Query, error) {
 		}
 	}
 
-	trainingKeys := []string{"optim", "gc", "zero", "offload"}
+	trainingKeys := []string{"optim", "gc", "zero", "offload", "loss", "optim-in-bwd", "act-offload"}
 	loraKeys := []string{"rank", "targets"}
 	w.Method = p.method
 	if w.Method == "" && p.loose != "" {
@@ -373,7 +429,9 @@ func (p *parsedQuery) query() (Query, error) {
 			assume(DefaultMethod, "method not given: %s= implies lora", p.hasAny(loraKeys))
 		case p.hasAny(trainingKeys) != "":
 			k := p.hasAny(trainingKeys)
-			return Query{}, queryErr(k+"="+p.kv[k], "%s= is a training setting: add a method (full, lora, qlora or freeze)", k)
+			return Query{}, queryErr(k+"="+p.kv[k], "%s= is a training setting: add a method (full, lora, qlora, dora or freeze)", k)
+		case p.sharding != "":
+			return Query{}, queryErr(p.shardingTok, "%s is a training setting: add a method (full, lora, qlora, dora or freeze)", p.sharding)
 		default:
 			w.Method = memory.MethodInference
 			assume(DefaultMethod, "method not given: assuming inference")
@@ -383,8 +441,11 @@ func (p *parsedQuery) query() (Query, error) {
 	if k := p.hasAny(trainingKeys); k != "" && !training {
 		return Query{}, queryErr(k+"="+p.kv[k], "%s= is a training setting and does not apply to inference", k)
 	}
-	if k := p.hasAny(loraKeys); k != "" && w.Method != memory.MethodLoRA && w.Method != memory.MethodQLoRA {
-		return Query{}, queryErr(k+"="+p.kv[k], "%s= applies to lora and qlora only, not %s", k, w.Method)
+	if p.sharding != "" && !training {
+		return Query{}, queryErr(p.shardingTok, "%s shards training state and does not apply to inference (tp= or pp= split a served model)", p.sharding)
+	}
+	if k := p.hasAny(loraKeys); k != "" && !w.Method.IsAdapter() {
+		return Query{}, queryErr(k+"="+p.kv[k], "%s= applies to lora, qlora and dora only, not %s", k, w.Method)
 	}
 	if v, ok := p.kv["kv"]; ok && training {
 		return Query{}, queryErr("kv="+v, "kv= is the inference KV cache and does not apply to training")
@@ -416,6 +477,17 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 		half = "fp16"
 	}
 
+	// framework first: its defaults decide precision, checkpointing and the loss.
+	if v, ok := p.kv["framework"]; ok {
+		c, err := frameworkEnum.parse("framework", v)
+		if err != nil {
+			return err
+		}
+		st := frameworkStacks[c]
+		q.Framework = st.snippets
+		w.Framework = st.memory
+	}
+
 	// precision
 	if v, ok := p.kv["precision"]; ok {
 		c, err := precisionEnum.parse("precision", v)
@@ -434,16 +506,21 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 		switch w.Method {
 		case memory.MethodQLoRA:
 			w.Precision = memory.PrecisionNF4
-			assume(DefaultPrecision, "precision not given: assuming 4-bit NF4 base weights with %s compute (QLoRA)%s", half, noBF16Note(gpu))
-		case memory.MethodLoRA, memory.MethodFreeze:
+			assume(DefaultPrecision, "precision not given: assuming 4-bit NF4 base weights with %s compute (QLoRA)%s", half, noBF16Advice(gpu, true))
+		case memory.MethodLoRA, memory.MethodDoRA, memory.MethodFreeze:
 			w.Precision = memory.Precision(half)
-			assume(DefaultPrecision, "precision not given: assuming frozen weights in %s, trained weights under %s autocast%s", half, half, noBF16Note(gpu))
+			assume(DefaultPrecision, "precision not given: assuming frozen weights in %s, trained weights under %s autocast%s", half, half, noBF16Advice(gpu, true))
 		case memory.MethodFull:
+			if memory.FrameworkPureBF16(w.Framework) {
+				w.Precision = memory.Precision(half)
+				assume(DefaultPrecision, "precision not given: assuming pure %s (weights, gradients and optimizer states, no fp32 master copy), as %s trains%s", half, w.Framework, noBF16Advice(gpu, true))
+				break
+			}
 			w.Precision = memory.Precision("mixed-" + half)
-			assume(DefaultPrecision, "precision not given: assuming mixed-%s (AMP with fp32 master weights) for training%s", half, noBF16Note(gpu))
+			assume(DefaultPrecision, "precision not given: assuming mixed-%s (AMP with fp32 master weights) for training%s", half, noBF16Advice(gpu, true))
 		default:
 			w.Precision = memory.Precision(half)
-			assume(DefaultPrecision, "precision not given: assuming %s weights%s", half, noBF16Note(gpu))
+			assume(DefaultPrecision, "precision not given: assuming %s weights%s", half, noBF16Advice(gpu, false))
 		}
 	}
 
@@ -538,15 +615,37 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 		assume(DefaultSeq, "sequence length not given: assuming seq=%d%s", seq, why)
 	}
 
-	// gradient checkpointing
+	// Training techniques. Left unset, memory.Resolve fills the default
+	// the tools have (QLoRA and the framework recipes checkpoint; several
+	// GPUs of full fine-tuning shard with FSDP) and states it.
 	if v, ok := p.kv["gc"]; ok {
-		c, err := boolEnum.parse("gc", v)
+		c, err := gcEnum.parse("gc", v)
 		if err != nil {
 			return err
 		}
-		w.GradCheckpointing = c == "on"
+		w.Checkpointing = memory.Checkpointing(c)
+		w.GradCheckpointing = w.Checkpointing != memory.CheckpointOff
 	} else if training {
-		assume(DefaultGC, "gradient checkpointing not given: assuming off")
+		q.Defaults = append(q.Defaults, DefaultGC)
+	}
+	if v, ok := p.kv["loss"]; ok {
+		c, err := lossEnum.parse("loss", v)
+		if err != nil {
+			return err
+		}
+		w.Loss = memory.Loss(c)
+	}
+	for key, field := range map[string]*bool{"optim-in-bwd": &w.OptimizerInBackward, "act-offload": &w.ActivationOffload} {
+		if v, ok := p.kv[key]; ok {
+			c, err := boolEnum.parse(key, v)
+			if err != nil {
+				return err
+			}
+			*field = c == "on"
+		}
+	}
+	if w.OptimizerInBackward && w.Optimizer == memory.OptimizerNone {
+		return queryErr("optim-in-bwd="+p.kv["optim-in-bwd"], "optim-in-bwd=on fuses the optimizer step into backward, but optim=none has no step")
 	}
 
 	// attention
@@ -604,13 +703,6 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 			return err
 		}
 		w.Tokens = n
-	}
-	if v, ok := p.kv["framework"]; ok {
-		c, err := frameworkEnum.parse("framework", v)
-		if err != nil {
-			return err
-		}
-		q.Framework = fix.Framework(c)
 	}
 	return nil
 }
@@ -740,11 +832,17 @@ func fp8ComputeNote(w *memory.Workload, gpu catalog.GPU) string {
 	return fmt.Sprintf("%s has no FP8 tensor cores: FP8 weights run weight-only there (1 byte per weight, 16-bit compute), so memory is as estimated but not FP8 speed", gpu.Name)
 }
 
-func noBF16Note(g catalog.GPU) string {
+// noBF16Advice says what a GPU without bf16 (V100, T4) runs instead: fp16,
+// and for training autocast with loss scaling, which fp16's narrow range
+// needs (DESIGN.md §5).
+func noBF16Advice(g catalog.GPU, training bool) string {
 	if g.BF16 {
 		return ""
 	}
-	return fmt.Sprintf(" (%s has no bf16)", g.Name)
+	if !training {
+		return fmt.Sprintf(" (%s has no bf16)", g.Name)
+	}
+	return fmt.Sprintf(" (%s has no bf16: train under torch.amp.autocast(\"cuda\", dtype=torch.float16) with a torch.amp.GradScaler, or fp16=True in the HF Trainer, which adds the scaler)", g.Name)
 }
 
 // applyParallel reads gpus, tp, pp, zero and offload and checks they agree.
@@ -807,30 +905,56 @@ func (p *parsedQuery) applyParallel(q *Query, training bool, assume func(def, fo
 		}
 		w.Offload = memory.Offload(c)
 	}
+	w.Sharding = p.sharding
+	zeroGiven := false
 	if v, ok := p.kv["zero"]; ok {
 		if len(v) != 1 || v[0] < '0' || v[0] > '3' {
 			return queryErr("zero="+v, "zero must be a ZeRO stage 0, 1, 2 or 3, got '%s'", showToken(v))
 		}
 		w.ZeroStage = int(v[0] - '0')
-	} else if training {
+		zeroGiven = true
+	}
+	switch w.Sharding {
+	case memory.ShardingDDP:
+		if w.ZeroStage > 0 {
+			return queryErr(p.shardingTok, "ddp keeps every model state on every GPU, but zero=%d shards them: give one of the two", w.ZeroStage)
+		}
+		if w.Offload != memory.OffloadNone {
+			return queryErr("offload="+p.kv["offload"], "offload= needs ZeRO (zero=) or fsdp, not ddp")
+		}
+		return nil
+	case memory.ShardingFSDP:
+		switch {
+		case zeroGiven && w.ZeroStage == 1:
+			return queryErr("zero=1", "FSDP has no ZeRO-1 equivalent: fsdp means zero=3 (FULL_SHARD), fsdp zero=2 is SHARD_GRAD_OP")
+		case !zeroGiven || w.ZeroStage == 0:
+			w.ZeroStage = 3
+		}
+		if w.Offload != memory.OffloadNone && w.ZeroStage != 3 {
+			return queryErr("offload="+p.kv["offload"], "FSDP's CPU offload runs with full sharding (fsdp, zero=3), not zero=%d", w.ZeroStage)
+		}
+		return nil
+	}
+	if !zeroGiven && training {
 		switch w.Offload {
 		case memory.OffloadParam:
 			w.ZeroStage = 3
-			assume(DefaultParallel, "zero not given: offload=param needs ZeRO-3, assuming zero=3")
+			assume(DefaultParallel, "zero not given: offload=param needs ZeRO-3, assuming DeepSpeed zero=3 (say fsdp for FSDP's CPU offload)")
 		case memory.OffloadOptimizer:
 			w.ZeroStage = 2
-			assume(DefaultParallel, "zero not given: optimizer offload is ZeRO-Offload, assuming zero=2")
+			assume(DefaultParallel, "zero not given: optimizer offload is ZeRO-Offload, assuming DeepSpeed zero=2")
 		default:
-			if w.GPUs > 1 {
-				assume(DefaultParallel, "zero not given: assuming plain data parallel (zero=0) across %d GPUs", w.GPUs)
-			}
+			q.Defaults = append(q.Defaults, DefaultParallel)
 		}
+	}
+	if w.ZeroStage > 0 {
+		w.Sharding = memory.ShardingDeepSpeed
 	}
 	switch {
 	case w.Offload == memory.OffloadParam && w.ZeroStage != 3:
-		return queryErr("offload=param", "offload=param needs zero=3, got zero=%d", w.ZeroStage)
+		return queryErr("offload=param", "offload=param needs zero=3 (or fsdp), got zero=%d", w.ZeroStage)
 	case w.Offload == memory.OffloadOptimizer && w.ZeroStage == 0:
-		return queryErr("offload=optimizer", "offload=optimizer needs a ZeRO stage (zero=1, 2 or 3), got zero=0")
+		return queryErr("offload=optimizer", "offload=optimizer needs a ZeRO stage (zero=1, 2 or 3) or fsdp, got zero=0")
 	}
 	return nil
 }

@@ -44,7 +44,9 @@ func TestParseQuery(t *testing.T) {
 			if slices.Contains(q.Defaults, DefaultGPU) || slices.Contains(q.Defaults, DefaultMethod) {
 				t.Errorf("method and GPU were given, Defaults = %v", q.Defaults)
 			}
-			hasAssumption(t, q.Workload, "gradient checkpointing not given: assuming off")
+			if !slices.Contains(q.Defaults, DefaultGC) {
+				t.Errorf("gc not given, but Defaults = %v (memory.Resolve states the default)", q.Defaults)
+			}
 		}},
 		{"any order, any case, key=value", "BS=4 4090 QLoRA Llama-3-8B seq=4096", func(t *testing.T, q Query) {
 			w := q.Workload
@@ -112,7 +114,50 @@ func TestParseQuery(t *testing.T) {
 			eq(t, "attn", w.Attention, memory.AttentionEager)
 			eq(t, "tokens", w.Tokens, int64(2_000_000_000))
 			eq(t, "framework", q.Framework, fix.FrameworkHF)
+			eq(t, "training framework", w.Framework, memory.FrameworkTRL)
 		}},
+		{"the training techniques of 2026", "llama-3.1-8b full 8xh100 fsdp gc=selective loss=chunked optim-in-bwd=on act-offload=on offload=param framework=torchtune tokens=2B", func(t *testing.T, q Query) {
+			w := q.Workload
+			eq(t, "sharding", w.Sharding, memory.ShardingFSDP)
+			eq(t, "zero", w.ZeroStage, 3)
+			eq(t, "gc", w.Checkpointing, memory.CheckpointSelective)
+			eq(t, "loss", w.Loss, memory.LossChunked)
+			eq(t, "optim-in-bwd", w.OptimizerInBackward, true)
+			eq(t, "act-offload", w.ActivationOffload, true)
+			eq(t, "offload", w.Offload, memory.OffloadParam)
+			eq(t, "framework", w.Framework, memory.FrameworkTorchtune)
+			eq(t, "snippets", q.Framework, fix.FrameworkTorchtune)
+			eq(t, "precision", w.Precision, memory.PrecisionBF16) // torchtune trains in pure bf16
+			hasAssumption(t, w, "as torchtune trains")
+		}},
+		{"dora is a method with lora's keys", "7b dora rank=16 targets=all", func(t *testing.T, q Query) {
+			eq(t, "method", q.Workload.Method, memory.MethodDoRA)
+			eq(t, "rank", q.Workload.LoRARank, 16)
+		}},
+		{"ddp and zero-less multi-GPU", "7b full 4xa100 ddp", func(t *testing.T, q Query) {
+			eq(t, "sharding", q.Workload.Sharding, memory.ShardingDDP)
+			eq(t, "zero", q.Workload.ZeroStage, 0)
+		}},
+		{"zero= is DeepSpeed", "7b full 4xa100 zero=2", func(t *testing.T, q Query) {
+			eq(t, "sharding", q.Workload.Sharding, memory.ShardingDeepSpeed)
+		}},
+		{"fsdp zero=2 is SHARD_GRAD_OP", "7b full 4xa100 fsdp zero=2", func(t *testing.T, q Query) {
+			eq(t, "sharding", q.Workload.Sharding, memory.ShardingFSDP)
+			eq(t, "zero", q.Workload.ZeroStage, 2)
+		}},
+		{"gc spellings", "7b lora gc=unsloth", func(t *testing.T, q Query) {
+			eq(t, "gc", q.Workload.Checkpointing, memory.CheckpointOffloaded)
+		}},
+		{"aliases of the new keys", "7b full optimizer_in_backward=on activation_offloading=true cross_entropy=liger", func(t *testing.T, q Query) {
+			eq(t, "optim-in-bwd", q.Workload.OptimizerInBackward, true)
+			eq(t, "act-offload", q.Workload.ActivationOffload, true)
+			eq(t, "loss", q.Workload.Loss, memory.LossChunked)
+		}},
+		{"V100 without precision: fp16 autocast with a GradScaler, said", "7b full v100", func(t *testing.T, q Query) {
+			eq(t, "precision", q.Workload.Precision, memory.PrecisionMixedFP16)
+			hasAssumption(t, q.Workload, "torch.amp.GradScaler")
+		}},
+		{"tokens with k suffix", "7b lora tokens=750k", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(750_000)) }},
 		{"tokens in exponent form", "7b tokens=1e9", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(1e9)) }},
 		{"tokens with M suffix", "7b tokens=500M", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(5e8)) }},
 		{"key = value with spaces", "7b bs = 8", func(t *testing.T, q Query) { eq(t, "bs", q.Workload.Batch, 8) }},
@@ -140,7 +185,7 @@ func TestParseQuery(t *testing.T) {
 		}},
 		{"offload=param implies zero 3", "7b full offload=param", func(t *testing.T, q Query) {
 			eq(t, "zero", q.Workload.ZeroStage, 3)
-			hasAssumption(t, q.Workload, "assuming zero=3")
+			hasAssumption(t, q.Workload, "assuming DeepSpeed zero=3")
 		}},
 		{"tp sets the GPU count", "llama-2-70b tp=4", func(t *testing.T, q Query) {
 			eq(t, "gpus", q.Workload.GPUs, 4)
@@ -213,7 +258,18 @@ func TestParseQueryErrors(t *testing.T) {
 		{"7b lora precision=bf61", "bf61", "unknown precision 'bf61'", "bf16"},
 		{"7b lora precision=fp64x", "fp64x", "unknown precision", ""},
 		{"7b lora optim=adamw-9bit", "adamw-9bit", "unknown optim 'adamw-9bit'", "adamw-8bit"},
-		{"7b lora gc=maybe", "maybe", "unknown gc 'maybe' (one of on, off)", ""},
+		{"7b lora gc=maybe", "maybe", "unknown gc 'maybe' (one of on, off, selective, offloaded)", ""},
+		{"7b full 4xa100 ddp zero=3", "ddp", "give one of the two", ""},
+		{"7b full 4xa100 fsdp ddp", "ddp", "two sharding strategies", ""},
+		{"7b full 4xa100 fsdp zero=1", "zero=1", "no ZeRO-1 equivalent", ""},
+		{"7b full 4xa100 ddp offload=param", "offload=param", "not ddp", ""},
+		{"7b fsdp", "fsdp", "is a training setting: add a method", ""},
+		{"7b inference fsdp", "fsdp", "does not apply to inference", ""},
+		{"7b full loss=sparse", "sparse", "unknown loss 'sparse'", ""},
+		{"7b full optim-in-bwd=maybe", "maybe", "unknown optim-in-bwd", ""},
+		{"7b full optim=none optim-in-bwd=on", "optim-in-bwd=on", "has no step", ""},
+		{"7b inference loss=chunked", "loss=chunked", "does not apply to inference", ""},
+		{"7b full chunked", "chunked", "needs its setting name", "loss=chunked"},
 		{"7b full zero=4", "zero=4", "zero must be a ZeRO stage 0, 1, 2 or 3, got '4'", ""},
 		{"7b full zero=-1", "zero=-1", "zero must be a ZeRO stage", ""},
 		{"7b full offload=disk", "disk", "unknown offload", ""},
@@ -239,7 +295,7 @@ func TestParseQueryErrors(t *testing.T) {
 		{"7b framework=caffe", "caffe", "unknown framework", ""},
 		{"7b optim=adamw", "optim=adamw", "is a training setting: add a method", ""},
 		{"7b inference gc=on", "gc=on", "does not apply to inference", ""},
-		{"7b full rank=8", "rank=8", "applies to lora and qlora only", ""},
+		{"7b full rank=8", "rank=8", "applies to lora, qlora and dora only", ""},
 		{"7b lora kv=fp8", "kv=fp8", "does not apply to training", ""},
 		{"7b full engine=vllm", "engine=vllm", "does not train", ""},
 		{"7b gpu=a1000", "gpu=a1000", "unknown GPU 'a1000'", "a100"},
@@ -318,4 +374,20 @@ func hasAssumption(t *testing.T, w memory.Workload, sub string) {
 		}
 	}
 	t.Errorf("no assumption contains %q: %q", sub, w.Assumptions)
+}
+
+// TestEveryTrainingFrameworkIsAWord: each framework whose defaults the
+// estimator knows can be named with framework=, and its snippets exist in
+// the fix catalogue's stacks.
+func TestEveryTrainingFrameworkIsAWord(t *testing.T) {
+	for _, fw := range memory.Frameworks() {
+		q, err := ParseQuery("7b lora framework=" + string(fw))
+		if err != nil {
+			t.Errorf("framework=%s: %v", fw, err)
+			continue
+		}
+		if q.Workload.Framework != fw || !slices.Contains(fix.Frameworks(), q.Framework) {
+			t.Errorf("framework=%s read as %q (snippets %q)", fw, q.Workload.Framework, q.Framework)
+		}
+	}
 }

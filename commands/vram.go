@@ -38,7 +38,12 @@ type VRAMResult struct {
 	Fit           memory.Fit       `json:"fit"`
 	HeadroomBytes int64            `json:"headroom_bytes"`
 	Verdict       string           `json:"verdict"`
-	Stages        []fix.Stage      `json:"stages"`
+	// ErrorBand is the estimator's measured error on this method's public
+	// cases (memory.ErrorBandFor); absent when none is known.
+	ErrorBand *memory.ErrorBand `json:"error_band,omitempty"`
+	// CostToFinish is the job's compute, present with tokens=.
+	CostToFinish *VRAMCost   `json:"cost_to_finish,omitempty"`
+	Stages       []fix.Stage `json:"stages"`
 	// ScaleOut keeps the user's method on more GPUs; set when the stages
 	// change the method or nothing fits on one GPU.
 	ScaleOut *VRAMScaleOut   `json:"scale_out,omitempty"`
@@ -69,9 +74,20 @@ type VRAMGPU struct {
 // VRAMScaleOut is the multi-GPU alternative of plan.ScaleOut: the fixes it
 // needs, the last of which adds the GPUs.
 type VRAMScaleOut struct {
-	GPUs       int         `json:"gpus"`
+	GPUs int `json:"gpus"`
+	// AddedGPUs is how many more than the user's own.
+	AddedGPUs  int         `json:"added_gpus"`
 	TotalBytes int64       `json:"total_bytes"` // per GPU
 	Stages     []fix.Stage `json:"stages"`
+}
+
+// VRAMCost is the compute of the job that cost to finish prices: FLOPs by
+// method (memory.JobFLOPs) and the formula that gave them; the offers
+// carry the hours and dollars at each GPU's utilisation.
+type VRAMCost struct {
+	Tokens  int64   `json:"tokens"`
+	FLOPs   float64 `json:"flops"`
+	Formula string  `json:"formula"`
 }
 
 // ShareActionID is the Action ID of the "Share in channel" button; its value
@@ -139,8 +155,14 @@ func vram(ctx context.Context, query string, preset *models.Resolution, deps VRA
 	if res.Workload.Assumptions == nil {
 		res.Workload.Assumptions = []string{}
 	}
+	if b, ok := memory.ErrorBandFor(w.Method); ok {
+		res.ErrorBand = &b
+	}
+	if flops, formula := memory.JobFLOPs(p.Final); flops > 0 {
+		res.CostToFinish = &VRAMCost{Tokens: p.Final.Tokens, FLOPs: flops, Formula: formula}
+	}
 	if p.ScaleOut != nil {
-		res.ScaleOut = &VRAMScaleOut{GPUs: p.ScaleOut.GPUs, TotalBytes: p.ScaleOut.Estimate.TotalBytes, Stages: p.ScaleOut.Stages}
+		res.ScaleOut = &VRAMScaleOut{GPUs: p.ScaleOut.GPUs, AddedGPUs: max(0, p.ScaleOut.GPUs-w.GPUs), TotalBytes: p.ScaleOut.Estimate.TotalBytes, Stages: p.ScaleOut.Stages}
 	}
 
 	var provenance []string
@@ -302,14 +324,21 @@ func vramRequirement(q Query, p plan.Result) pricing.Requirement {
 		NeedFP8:      final.KVCacheDtype == "fp8",
 		RequestedGPU: q.RequestedGPU,
 	}
-	if final.Tokens > 0 {
-		flopsPerToken := 2.0 // forward only
-		if final.Method != memory.MethodInference {
-			flopsPerToken = 6.0 // forward + backward (DESIGN.md §6)
+	if flops, formula := memory.JobFLOPs(final); flops > 0 {
+		req.TrainFLOPs = flops
+		req.Utilisation = map[string]float64{}
+		seen := map[memory.GPUClass]string{}
+		var classes []string
+		for _, g := range catalog.GPUs() {
+			u := memory.UtilisationFor(g)
+			req.Utilisation[g.Key] = u.Share
+			if _, ok := seen[u.Class]; !ok {
+				seen[u.Class] = u.Source
+				classes = append(classes, fmt.Sprintf("%s %.0f%% (%s)", u.Class, 100*u.Share, u.Source))
+			}
 		}
-		// A token's FLOPs are those of the parameters it passes through
-		// (the routed experts, not all of them).
-		req.TrainFLOPs = flopsPerToken * float64(final.Model.ActiveParams()) * float64(final.Tokens)
+		req.UtilisationNote = fmt.Sprintf("cost to finish: %.3g FLOPs = %s, at a utilisation of dense TFLOPS by GPU class: %s",
+			flops, formula, strings.Join(classes, "; "))
 	}
 	return req
 }
@@ -323,20 +352,6 @@ func vramGiB(n int64) string {
 	return strconv.FormatFloat(float64(n)/(1<<30), 'f', 1, 64) + " GiB"
 }
 
-func vramMethodLabel(m memory.Method) string {
-	switch m {
-	case memory.MethodFull:
-		return "full fine-tuning"
-	case memory.MethodLoRA:
-		return "LoRA"
-	case memory.MethodQLoRA:
-		return "QLoRA"
-	case memory.MethodFreeze:
-		return "freeze"
-	}
-	return string(m)
-}
-
 func vramGPULabel(g catalog.GPU, n int) string {
 	if n > 1 {
 		return fmt.Sprintf("%d× %s", n, g.Name)
@@ -345,7 +360,7 @@ func vramGPULabel(g catalog.GPU, n int) string {
 }
 
 func vramTitle(w memory.Workload, g catalog.GPU) string {
-	return fmt.Sprintf("%s · %s · %s", w.ModelName, vramMethodLabel(w.Method), vramGPULabel(g, w.GPUs))
+	return fmt.Sprintf("%s · %s · %s", w.ModelName, memory.MethodLabel(w.Method), vramGPULabel(g, w.GPUs))
 }
 
 // vramVerdict is the band with its margin, per GPU.
@@ -365,6 +380,9 @@ func vramVerdict(fit memory.Fit, headroom int64, b memory.Breakdown, g catalog.G
 func vramSummary(res VRAMResult, p plan.Result) string {
 	v := res.Verdict
 	s := strings.ToUpper(v[:1]) + v[1:] + "."
+	if res.ErrorBand != nil {
+		s += "\nMeasured error of such estimates: " + res.ErrorBand.Text() + "."
+	}
 	nfix := 0
 	for _, st := range p.Stages {
 		nfix += len(st.Fixes)
@@ -434,7 +452,7 @@ func vramSections(res VRAMResult, p plan.Result, w memory.Workload, shown int) [
 			out = append(out, s)
 		}
 	}
-	if so := p.ScaleOut; so != nil && p.ChangedMethod {
+	if so := p.ScaleOut; so != nil && (p.ChangedMethod || p.Offloads) {
 		out = append(out, vramScaleOutSection(so, w))
 	}
 	out = append(out, vramOffersSection(res.Offers))
@@ -444,12 +462,12 @@ func vramSections(res VRAMResult, p plan.Result, w memory.Workload, shown int) [
 // vramScaleOutSection is the alternative that keeps the user's method:
 // the fixes as a list, the snippet of the one that adds GPUs.
 func vramScaleOutSection(so *plan.ScaleOut, w memory.Workload) reply.Section {
-	kept := vramMethodLabel(w.Method)
+	kept := memory.MethodLabel(w.Method)
 	if w.Method == memory.MethodInference {
 		kept = string(w.Precision) + " weights"
 	}
 	s := reply.Section{
-		Title: fmt.Sprintf("Or keep %s on %d GPUs", kept, so.GPUs),
+		Title: fmt.Sprintf("Or keep %s on %d GPUs (%d more than your %d)", kept, so.GPUs, so.GPUs-w.GPUs, w.GPUs),
 		Text:  fmt.Sprintf("%s per GPU with:", vramGiB(so.Estimate.TotalBytes)),
 	}
 	var last fix.Fix

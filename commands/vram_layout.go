@@ -105,7 +105,10 @@ func settingOf(w memory.Workload, key string) string {
 	case "seq":
 		return strconv.Itoa(w.SeqLen)
 	case "gc":
-		if w.GradCheckpointing {
+		switch {
+		case w.Checkpointing == memory.CheckpointSelective || w.Checkpointing == memory.CheckpointOffloaded:
+			return string(w.Checkpointing)
+		case w.GradCheckpointing:
 			return "on"
 		}
 		return "off"

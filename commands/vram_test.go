@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vrambot/vrambot/advisor/memory"
+
+	"github.com/vrambot/vrambot/advisor/fix"
 
 	"github.com/vrambot/vrambot/commands"
 	"github.com/vrambot/vrambot/internal/golden"
@@ -59,6 +64,9 @@ var vramGoldenQueries = []struct {
 	{"lora-budget-24gb", "meta-llama/Llama-2-7b-hf lora bs=8 seq=4096 24gb framework=hf"},
 	{"vllm-l4", "llama-3.1-8b engine=vllm l4"},
 	{"inference-70b-v100", "llama-2-70b v100"},
+	{"fsdp-selective-torchtune", "llama-3.1-8b full 8xh100 fsdp gc=selective bs=2 seq=8192 framework=torchtune tokens=2B"},
+	{"qlora-2x3090-zero3", "llama-3.1-70b qlora 2x3090 gc=on zero=3"},
+	{"full-v100-fp16", "llama-3.2-1b full v100 bs=4 seq=1024 tokens=500M"},
 	{"vllm-72b-4xa100", "qwen2.5-72b inference engine=vllm 4xa100"},
 	{"vllm-users-h100", "llama-3.1-8b users=64 seq=8k h100"},
 	{"vllm-4090-32k", "llama-3.1-8b engine=vllm seq=32k 4090"},
@@ -115,8 +123,24 @@ func TestVRAMReply(t *testing.T) {
 	if req.MemoryPerGPUBytes != final || req.GPUCount != 1 || req.RequestedGPU != "A100-80GB" {
 		t.Errorf("requirement %+v, want %d bytes on 1 GPU, A100-80GB requested", req, final)
 	}
-	if want := 6 * float64(res.Workload.Params) * 2e9; req.TrainFLOPs != want {
-		t.Errorf("TrainFLOPs %g, want 6 × params × tokens = %g", req.TrainFLOPs, want)
+	// The plan's final workload: full fine-tuning (6N) with whatever
+	// checkpointing the fixes added (+2N).
+	perToken := 6.0
+	for _, st := range res.Stages {
+		for _, f := range st.Fixes {
+			if f.ID == fix.GradCheckpointing {
+				perToken = 8
+			}
+		}
+	}
+	if want := perToken * float64(res.Workload.Params) * 2e9; math.Abs(req.TrainFLOPs-want) > 1e-9*want {
+		t.Errorf("TrainFLOPs %g, want %g × params × tokens = %g", req.TrainFLOPs, perToken, want)
+	}
+	if res.CostToFinish == nil || res.CostToFinish.FLOPs != req.TrainFLOPs || !strings.Contains(res.CostToFinish.Formula, "6N") {
+		t.Errorf("cost_to_finish %+v, want the requirement's FLOPs and a 6N formula", res.CostToFinish)
+	}
+	if req.Utilisation["RTX4090"] >= 0.4 || req.Utilisation["H100-SXM"] <= 0 || !strings.Contains(req.UtilisationNote, "torchtitan") {
+		t.Errorf("utilisation %v (%q): want per GPU class with its source, consumer cards below 40%%", req.Utilisation, req.UtilisationNote)
 	}
 	if req.NeedBF16 {
 		t.Error("a defaulted bf16 must not rule out GPUs without bf16")
@@ -134,7 +158,7 @@ func TestVRAMRequirement(t *testing.T) {
 		query    string
 		bf16     bool
 		fp8      bool
-		flops    float64 // per parameter and token: 6 training, 2 inference, 0 without tokens=
+		flops    float64 // per parameter and token: 6 full, 4 LoRA, +2 checkpointing, 2 inference, 0 without tokens=
 		gpus     int
 		request  string
 		minBytes int64
@@ -142,7 +166,8 @@ func TestVRAMRequirement(t *testing.T) {
 		{"7b lora a100", false, false, 0, 1, "A100-80GB", 1 << 30},
 		{"7b lora a100 precision=bf16", true, false, 0, 1, "A100-80GB", 1 << 30},
 		{"7b inference 4090 tokens=1e9", false, false, 2, 1, "RTX4090", 1 << 30},
-		{"7b full 24gb tokens=1B", false, false, 6, 1, "", 1 << 30},
+		{"7b full 24gb tokens=1B gc=on", false, false, 8, 1, "", 1 << 30},
+		{"1b full h100 tokens=1B gc=off", false, false, 6, 1, "H100-SXM", 1 << 30},
 		{"llama-2-70b 8xh100 kv=fp8 engine=vllm", false, true, 0, 8, "H100-SXM", 1 << 30},
 	}
 	for _, tt := range tests {
@@ -157,7 +182,7 @@ func TestVRAMRequirement(t *testing.T) {
 			if req.NeedBF16 != tt.bf16 || req.NeedFP8 != tt.fp8 || req.RequestedGPU != tt.request || req.GPUCount < tt.gpus || req.MemoryPerGPUBytes < tt.minBytes {
 				t.Errorf("requirement %+v", req)
 			}
-			if want := tt.flops * float64(res.Workload.Params) * float64(res.Workload.Tokens); req.TrainFLOPs != want {
+			if want := tt.flops * float64(res.Workload.Params) * float64(res.Workload.Tokens); math.Abs(req.TrainFLOPs-want) > 1e-9*want {
 				t.Errorf("TrainFLOPs %g, want %g", req.TrainFLOPs, want)
 			}
 		})
@@ -320,5 +345,64 @@ func TestVRAMArchitectureFacts(t *testing.T) {
 		} else if tt.experts != 0 {
 			t.Errorf("%s: no experts reported", tt.query)
 		}
+	}
+}
+
+// TestVRAMKeepsTheUsersHardware is issue 11's planner acceptance: the
+// plans keep the GPU model and count the user named and the method, reach
+// a fit with the cheap changes on that hardware, and book no gradient
+// memory a model does not have.
+func TestVRAMKeepsTheUsersHardware(t *testing.T) {
+	tests := []struct {
+		query string
+		gpus  int
+		want  string // a fix id the plan must use
+	}{
+		{"llama-3.1-70b qlora 2x3090 gc=on zero=3", 2, fix.ParamOffload},
+		{"llama-3.1-70b full zero=3 gpus=8 h100 gc=on", 8, fix.ZeroOffload},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			r, err := commands.VRAM(context.Background(), tt.query, commands.VRAMDeps{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := r.Result.(commands.VRAMResult)
+			var ids []string
+			var last fix.Fix
+			for _, st := range res.Stages {
+				for _, f := range st.Fixes {
+					ids = append(ids, f.ID)
+					last = f
+					if strings.Contains(f.Title, "more than") || strings.Contains(f.Detail, "more than the") {
+						t.Errorf("fix %s adds GPUs: %q", f.ID, f.Heading())
+					}
+				}
+			}
+			if !slices.Contains(ids, tt.want) {
+				t.Errorf("fixes %v, want %s on the user's %d GPUs", ids, tt.want, tt.gpus)
+			}
+			if last.TotalAfterBytes == nil || *last.TotalAfterBytes > res.GPU.UsableBytes {
+				t.Errorf("the plan does not fit: %v", last.TotalAfterBytes)
+			}
+			if res.Workload.GPUs != tt.gpus || res.Workload.Method == "" {
+				t.Errorf("workload on %d GPUs", res.Workload.GPUs)
+			}
+			if res.Workload.Method == memory.MethodQLoRA && res.Estimate.GradientsBytes > 1<<30 {
+				t.Errorf("QLoRA adapters book %d bytes of gradients", res.Estimate.GradientsBytes)
+			}
+			if res.ErrorBand == nil || res.ErrorBand.Cases == 0 || !strings.Contains(r.Summary, "measured") {
+				t.Errorf("no error band in %q / %+v", r.Summary, res.ErrorBand)
+			}
+		})
+	}
+	// QLoRA's headline fits where checkpointing alone would make it fit:
+	// checkpointing is QLoRA's default, as the tools have it.
+	r, err := commands.VRAM(context.Background(), "llama-3.1-8b-instruct qlora 4090", commands.VRAMDeps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := r.Result.(commands.VRAMResult); res.Fit != memory.FitFits || !res.Workload.GradCheckpointing {
+		t.Errorf("llama-3.1-8b-instruct qlora 4090: %s (checkpointing %v); want the headline to fit with QLoRA's default checkpointing", res.Fit, res.Workload.GradCheckpointing)
 	}
 }

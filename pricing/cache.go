@@ -519,7 +519,10 @@ func (b *Book) FindOffers(ctx context.Context, req Requirement) ([]Offer, []stri
 		return nil, []string{noPricesNote}
 	}
 	notes := l.Notes
-	if req.TrainFLOPs > 0 {
+	switch {
+	case req.TrainFLOPs > 0 && req.UtilisationNote != "":
+		notes = append(notes, req.UtilisationNote)
+	case req.TrainFLOPs > 0:
 		notes = append(notes, fmt.Sprintf("cost to finish assumes %.0f%% of each GPU's dense bf16 TFLOPS (model FLOPs utilisation)", TrainingMFU*100))
 	}
 	return Rank(l.Offers, req, b.gpus), notes

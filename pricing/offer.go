@@ -46,9 +46,17 @@ type Requirement struct {
 	NeedBF16          bool
 	NeedFP8           bool
 	RequestedGPU      string // catalog key of the GPU the user named, "" if none
-	// TrainFLOPs is the job size in FLOPs (6 x params x tokens for training,
-	// 2 x params x tokens for inference); 0 means no cost to finish.
+	// TrainFLOPs is the job size in FLOPs (advisor/memory.JobFLOPs: by
+	// method, checkpointing and active parameters); 0 means no cost to
+	// finish.
 	TrainFLOPs float64
+	// Utilisation is the share of each GPU's dense TFLOPS the job reaches,
+	// by catalog key (advisor/memory.UtilisationFor); a GPU missing from
+	// it is taken at TrainingMFU.
+	Utilisation map[string]float64
+	// UtilisationNote says where Utilisation comes from, for the
+	// provenance lines; empty means TrainingMFU's.
+	UtilisationNote string
 }
 
 // SourceStatus is the state of one price source, as `prices --json` shows it.

@@ -83,7 +83,7 @@ func Rank(offers []Offer, req Requirement, gpus []catalog.GPU) []Offer {
 			if exact.undercuts(r) {
 				continue
 			}
-			r.offer.RankNote = joinNotes(r.offer.RankNote, oversizedNote(r.offer, need))
+			r.offer.RankNote = joinNotes(r.offer.RankNote, oversizedNote(r.offer, need, exact.has(r)))
 		}
 		best := bestOnDemand
 		if r.offer.Spot {
@@ -176,22 +176,41 @@ func (e exactCosts) undercuts(r ranked) bool {
 	return false
 }
 
-// oversizedNote says why a bigger box than the plan needs is ranked.
-func oversizedNote(o Offer, need int) string {
+// has reports whether an exact-size offer as fresh as r, or fresher, fits
+// in r's market (on-demand or spot).
+func (e exactCosts) has(r ranked) bool {
+	for t := tierFresh; t <= tier(r.offer); t++ {
+		if _, ok := e[exactClass{r.offer.Spot, t}]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// oversizedNote says why a bigger box than the plan needs is ranked:
+// cheaper than every exact-size offer of its market and freshness, or the
+// only kind that fits there (exactExists false).
+func oversizedNote(o Offer, need int, exactExists bool) string {
 	size := "single-GPU"
 	if need > 1 {
 		size = fmt.Sprintf("%d-GPU", need)
 	}
-	var than string
+	if o.Spot {
+		size += " spot"
+	}
+	var class string
 	switch tier(o) {
 	case tierFresh:
-		than = "any fresh " + size + " offer"
+		class = "fresh " + size + " offer"
 	case tierStale:
-		than = fmt.Sprintf("any %s offer at most %d days old", size, UnrankedAfterDays)
+		class = fmt.Sprintf("%s offer at most %d days old", size, UnrankedAfterDays)
 	default:
-		than = "any " + size + " offer"
+		class = size + " offer"
 	}
-	return fmt.Sprintf("rents %d GPUs: cheaper than %s that fits", o.GPUCount, than)
+	if !exactExists {
+		return fmt.Sprintf("rents %d GPUs: no %s fits", o.GPUCount, class)
+	}
+	return fmt.Sprintf("rents %d GPUs: cheaper than any %s that fits", o.GPUCount, class)
 }
 
 func joinNotes(a, b string) string {
@@ -236,7 +255,11 @@ func score(o Offer, gpu catalog.GPU, req Requirement) ranked {
 	if gpu.DenseTFLOPS <= 0 {
 		return ranked{offer: o, cost: math.Inf(1)}
 	}
-	hours := req.TrainFLOPs / (float64(o.GPUCount) * gpu.DenseTFLOPS * 1e12 * TrainingMFU) / 3600
+	util := TrainingMFU
+	if u, ok := req.Utilisation[gpu.Key]; ok && u > 0 {
+		util = u
+	}
+	hours := req.TrainFLOPs / (float64(o.GPUCount) * gpu.DenseTFLOPS * 1e12 * util) / 3600
 	cost := hours * o.PricePerHourUSD
 	o.HoursToFinish, o.CostToFinishUSD = &hours, &cost
 	return ranked{offer: o, cost: cost}

@@ -258,8 +258,8 @@ func TestRankWholeInstances(t *testing.T) {
 			market: []pricing.Offer{offer("H100-SXM", 8, 31.92, false), offer("A100-80GB", 8, 11.12, false)},
 			req:    pricing.Requirement{MemoryPerGPUBytes: 70 * gib, GPUCount: 1},
 			want: []string{
-				"A100-80GB 8x $11.12 (rents 8 GPUs: cheaper than any fresh single-GPU offer that fits)",
-				"H100-SXM 8x $31.92 (rents 8 GPUs: cheaper than any fresh single-GPU offer that fits)",
+				"A100-80GB 8x $11.12 (rents 8 GPUs: no fresh single-GPU offer fits)",
+				"H100-SXM 8x $31.92 (rents 8 GPUs: no fresh single-GPU offer fits)",
 			},
 		},
 		{
@@ -269,7 +269,7 @@ func TestRankWholeInstances(t *testing.T) {
 			market: []pricing.Offer{offer("B200", 2, 9.41, false), aged(offer("B200", 1, 6.99, false), 72), offer("H200", 1, 2.65, false)},
 			req:    pricing.Requirement{MemoryPerGPUBytes: 150 * gib, GPUCount: 1},
 			want: []string{
-				"B200 2x $9.41 (rents 2 GPUs: cheaper than any fresh single-GPU offer that fits)",
+				"B200 2x $9.41 (rents 2 GPUs: no fresh single-GPU offer fits)",
 			},
 		},
 		{

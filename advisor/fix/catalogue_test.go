@@ -11,7 +11,7 @@ var full = Params{
 	ModelID: "meta-llama/Llama-2-7b-hf", GPUName: "A100 80GB", FP8: true,
 	MicroBatch: 2, AccumSteps: 4, Batch: 8, Paged: true, LoRARank: 16, GradCheckpointing: true,
 	TrainableParams: "40M", WasTrainableParams: "6.74B", ZeroStage: 2, Offload: "param", HostRAM: "160 GiB",
-	GPUs: 16, TP: 8, PP: 2, MaxModelLen: 32768, WasMaxModelLen: 131072, EngineMaxModelLen: 37728,
+	GPUs: 16, WasGPUs: 8, TP: 8, PP: 2, MaxModelLen: 32768, WasMaxModelLen: 131072, EngineMaxModelLen: 37728,
 	Sequences: 4, WasSequences: 16, LogitsTokens: 8192, Vocab: 32000, GPUMemoryUtilization: 0.9,
 	BatchedTokens: 1024, GPULayers: 20, TotalLayers: 33, Quant: "Q4_K_M", Workers: 2, ShmSize: "16g", NeedBytes: 40 << 30,
 }

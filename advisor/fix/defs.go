@@ -39,20 +39,22 @@ const (
 	NCCLBuffers       = "nccl-buffers"
 
 	// Level 2: change the method.
-	LoRA        = "lora"
-	Optim8bit   = "optim-8bit"
-	ChunkedLoss = "chunked-loss"
-	Int8Weights = "int8-weights"
+	LoRA                = "lora"
+	Optim8bit           = "optim-8bit"
+	ChunkedLoss         = "chunked-loss"
+	Int8Weights         = "int8-weights"
+	OptimizerInBackward = "optim-in-bwd"
 
 	// Level 3: change the configuration.
-	QLoRA          = "qlora"
-	Zero2          = "zero-2"
-	Zero3          = "zero-3"
-	ZeroOffload    = "zero-offload"
-	ParamOffload   = "param-offload"
-	TensorParallel = "tensor-parallel"
-	NF4Weights     = "nf4-weights"
-	LayerOffload   = "layer-offload"
+	QLoRA             = "qlora"
+	Zero2             = "zero-2"
+	Zero3             = "zero-3"
+	ZeroOffload       = "zero-offload"
+	ActivationOffload = "activation-offload"
+	ParamOffload      = "param-offload"
+	TensorParallel    = "tensor-parallel"
+	NF4Weights        = "nf4-weights"
+	LayerOffload      = "layer-offload"
 
 	// Level 4: change the hardware.
 	BiggerGPU   = "bigger-gpu"
@@ -104,6 +106,14 @@ def shard(p):
     split = p.ndim > 1 and p.shape[0] % {{.GPUs}} == 0
     return jax.device_put(p, NamedSharding(mesh, P("fsdp") if split else P()))
 params = jax.tree_util.tree_map(shard, params)`),
+	FrameworkAxolotl: yml(`deepspeed: ds_config.json
+# ds_config.json: {"zero_optimization": {"stage": {{.ZeroStage}}{{if .OffloadsOptimizer}}, "offload_optimizer": {"device": "cpu"}{{end}}{{if .OffloadsParams}}, "offload_param": {"device": "cpu"}{{end}}}, "bf16": {"enabled": "auto"}}
+# launch: axolotl train config.yml --num-processes {{.GPUs}}`),
+	FrameworkTorchtune: sh(`tune run --nproc_per_node {{.GPUs}} full_finetune_distributed --config llama3_1/70B_full{{if .Offload}} \
+  fsdp_cpu_offload=True{{end}}{{if eq .ZeroStage 2}} fsdp_reshard_after_forward=False{{end}}
+# torchtune shards with FSDP2 (ZeRO-3 equivalent); lora_finetune_distributed for adapters`),
+	FrameworkLlamaFactory: yml(`deepspeed: examples/deepspeed/ds_z{{.ZeroStage}}{{if .Offload}}_offload{{end}}_config.json
+# launch: FORCE_TORCHRUN=1 NPROC_PER_NODE={{.GPUs}} llamafactory-cli train config.yaml`),
 }
 
 // defs is the catalogue. Costs say what a fix costs in speed, accuracy or
@@ -276,7 +286,10 @@ for step, batch in enumerate(loader):
 			FrameworkDeepSpeed: js(`{"train_micro_batch_size_per_gpu": {{.MicroBatch}}, "gradient_accumulation_steps": {{.AccumSteps}}}`),
 			FrameworkKeras: py(`optimizer = keras.optimizers.AdamW(learning_rate=1e-5, gradient_accumulation_steps={{.AccumSteps}})
 model.fit(x, y, batch_size={{.MicroBatch}})`),
-			FrameworkJAX: py(`optimizer = optax.MultiSteps(optax.adamw(1e-5), every_k_schedule={{.AccumSteps}})  # feed micro-batches of {{.MicroBatch}}`),
+			FrameworkJAX:          py(`optimizer = optax.MultiSteps(optax.adamw(1e-5), every_k_schedule={{.AccumSteps}})  # feed micro-batches of {{.MicroBatch}}`),
+			FrameworkAxolotl:      yml("micro_batch_size: {{.MicroBatch}}\ngradient_accumulation_steps: {{.AccumSteps}}"),
+			FrameworkTorchtune:    yml("batch_size: {{.MicroBatch}}\ngradient_accumulation_steps: {{.AccumSteps}}  # and optimizer_in_bwd: False"),
+			FrameworkLlamaFactory: yml("per_device_train_batch_size: {{.MicroBatch}}\ngradient_accumulation_steps: {{.AccumSteps}}"),
 		},
 	},
 	{
@@ -301,6 +314,9 @@ optimizer.step(){{end}}`),
 			FrameworkJAX: py(`# keep fp32 master params, compute in {{.Half}}
 compute_params = jax.tree_util.tree_map(lambda p: p.astype(jnp.{{.Dtype}}), params)
 logits = model.apply(compute_params, batch)`),
+			FrameworkAxolotl:      yml(`{{if .NoBF16}}fp16: true  # the HF Trainer adds the GradScaler{{else}}bf16: auto{{end}}`),
+			FrameworkTorchtune:    yml(`dtype: {{if .NoBF16}}fp32  # torchtune trains in bf16 or fp32; fp16 is not supported{{else}}bf16{{end}}`),
+			FrameworkLlamaFactory: yml(`{{if .NoBF16}}fp16: true{{else}}bf16: true{{end}}`),
 		},
 	},
 	{
@@ -318,6 +334,11 @@ logits = model.apply(compute_params, batch)`),
 			FrameworkKeras: py(`with keras.RematScope(mode="full"):
     model = build_model()`),
 			FrameworkJAX: py(`block_apply = jax.checkpoint(block_apply)  # Flax: nn.remat(Block)`),
+			FrameworkUnsloth: py(`model = FastLanguageModel.get_peft_model(model, ..., use_gradient_checkpointing="unsloth")
+# "unsloth" checkpoints every block and offloads the saved inputs to CPU RAM`),
+			FrameworkAxolotl:      yml("gradient_checkpointing: true\ngradient_checkpointing_kwargs:\n  use_reentrant: false"),
+			FrameworkTorchtune:    yml("enable_activation_checkpointing: True"),
+			FrameworkLlamaFactory: yml("disable_gradient_checkpointing: false  # the default: LLaMA-Factory checkpoints unless told not to"),
 		},
 	},
 	{
@@ -468,6 +489,13 @@ trainer = SFTTrainer(model="{{.ModelID}}", args=args, train_dataset=dataset,
                      peft_config=LoraConfig(r={{.LoRARank}}, lora_alpha={{.LoRAAlpha}}, target_modules="all-linear",
                                             task_type="CAUSAL_LM"))`),
 			FrameworkKeras: py(`model.backbone.enable_lora(rank={{.LoRARank}})  # KerasHub models`),
+			FrameworkUnsloth: py(`model = FastLanguageModel.get_peft_model(model, r={{.LoRARank}}, lora_alpha={{.LoRAAlpha}}, lora_dropout=0,
+    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    use_gradient_checkpointing="unsloth")`),
+			FrameworkAxolotl: yml("adapter: lora\nlora_r: {{.LoRARank}}\nlora_alpha: {{.LoRAAlpha}}\nlora_target_linear: true"),
+			FrameworkTorchtune: sh(`tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device \
+  model.lora_rank={{.LoRARank}} model.lora_alpha={{.LoRAAlpha}} model.apply_lora_to_mlp=True`),
+			FrameworkLlamaFactory: yml("finetuning_type: lora\nlora_rank: {{.LoRARank}}\nlora_alpha: {{.LoRAAlpha}}\nlora_target: all"),
 		},
 	},
 	{
@@ -481,6 +509,10 @@ optimizer = bnb.optim.{{if .Paged}}PagedAdamW8bit{{else}}AdamW8bit{{end}}(model.
 			FrameworkHF: py(`args = TrainingArguments(..., optim="{{if .Paged}}paged_adamw_8bit{{else}}adamw_bnb_8bit{{end}}")`),
 			FrameworkLightning: py(`def configure_optimizers(self):
     return bnb.optim.{{if .Paged}}PagedAdamW8bit{{else}}AdamW8bit{{end}}(self.parameters(), lr=2e-5)`),
+			FrameworkUnsloth:      py(`args = SFTConfig(..., optim="{{if .Paged}}paged_adamw_8bit{{else}}adamw_8bit{{end}}")`),
+			FrameworkAxolotl:      yml(`optimizer: {{if .Paged}}paged_adamw_8bit{{else}}adamw_bnb_8bit{{end}}`),
+			FrameworkTorchtune:    yml("optimizer:\n  _component_: bitsandbytes.optim.{{if .Paged}}PagedAdamW8bit{{else}}AdamW8bit{{end}}\n  lr: 2e-5"),
+			FrameworkLlamaFactory: yml(`optim: {{if .Paged}}paged_adamw_8bit{{else}}adamw_bnb_8bit{{end}}`),
 		},
 	},
 	{
@@ -492,6 +524,40 @@ optimizer = bnb.optim.{{if .Paged}}PagedAdamW8bit{{else}}AdamW8bit{{end}}(model.
 			FrameworkPyTorch: py(`from liger_kernel.transformers import AutoLigerKernelForCausalLM
 model = AutoLigerKernelForCausalLM.from_pretrained("{{.ModelID}}")  # fused linear + cross-entropy`),
 			FrameworkHF: py(`args = TrainingArguments(..., use_liger_kernel=True)`),
+			FrameworkUnsloth: py(`# Unsloth computes the loss with its fused, chunked cross-entropy by default;
+# make sure logits are not requested: do not set UNSLOTH_RETURN_LOGITS=1`),
+			FrameworkAxolotl:      yml("plugins:\n  - axolotl.integrations.liger.LigerPlugin\nliger_fused_linear_cross_entropy: true"),
+			FrameworkTorchtune:    yml("loss:\n  _component_: torchtune.modules.loss.LinearCrossEntropyLoss  # chunked, 8 chunks"),
+			FrameworkLlamaFactory: yml("enable_liger_kernel: true"),
+		},
+	},
+	{
+		ID: OptimizerInBackward, Level: LevelMethod,
+		Title: "Fuse the optimizer step into backward: free each gradient as soon as its parameter is updated",
+		Cost:  "same results; needs gradient accumulation off (one optimizer step per micro-batch) and no global gradient-norm clipping",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`optimizers = {p: torch.optim.AdamW([p], lr=2e-5) for p in model.parameters() if p.requires_grad}
+def step_and_free(p):
+    optimizers[p].step()
+    optimizers[p].zero_grad(set_to_none=True)
+for p in optimizers:
+    p.register_post_accumulate_grad_hook(step_and_free)
+# the training loop calls loss.backward() only: no optimizer.step()`),
+			FrameworkTorchtune: yml("optimizer_in_bwd: True\ngradient_accumulation_steps: 1"),
+		},
+	},
+	{
+		ID: ActivationOffload, Level: LevelConfig,
+		Title: "Offload the activations saved for backward to CPU RAM",
+		Cost:  "a few percent slower when the copies overlap compute (pinned host RAM, a CUDA stream); needs host RAM for every block's saved inputs",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`with torch.autograd.graph.save_on_cpu(pin_memory=True):
+    loss = model(**batch).loss
+loss.backward()`),
+			FrameworkHF:        py(`args = SFTConfig(..., activation_offloading=True, gradient_checkpointing=True)  # TRL`),
+			FrameworkUnsloth:   py(`# already on: use_gradient_checkpointing="unsloth" offloads the checkpointed inputs to CPU RAM`),
+			FrameworkAxolotl:   yml("gradient_checkpointing: true\nactivation_offloading: true"),
+			FrameworkTorchtune: yml("enable_activation_checkpointing: True\nenable_activation_offloading: True"),
 		},
 	},
 	{
@@ -523,6 +589,14 @@ model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", quantization_config
 model = prepare_model_for_kbit_training(model, use_gradient_checkpointing={{.PyBool}})
 model = get_peft_model(model, LoraConfig(r={{.LoRARank}}, lora_alpha={{.LoRAAlpha}}, target_modules="all-linear",
                                          task_type="CAUSAL_LM"))`),
+			FrameworkUnsloth: py(`model, tokenizer = FastLanguageModel.from_pretrained("{{.ModelID}}", load_in_4bit=True)
+model = FastLanguageModel.get_peft_model(model, r={{.LoRARank}}, lora_alpha={{.LoRAAlpha}}, lora_dropout=0,
+    target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+    use_gradient_checkpointing="unsloth")`),
+			FrameworkAxolotl: yml("adapter: qlora\nload_in_4bit: true\nlora_r: {{.LoRARank}}\nlora_alpha: {{.LoRAAlpha}}\nlora_target_linear: true"),
+			FrameworkTorchtune: sh(`tune run lora_finetune_single_device --config llama3_1/8B_qlora_single_device \
+  model.lora_rank={{.LoRARank}} model.lora_alpha={{.LoRAAlpha}}   # torchao NF4 base weights`),
+			FrameworkLlamaFactory: yml("finetuning_type: lora\nquantization_bit: 4\nquantization_method: bnb\nlora_rank: {{.LoRARank}}\nlora_target: all"),
 		},
 	},
 	{
@@ -537,7 +611,7 @@ model = get_peft_model(model, LoraConfig(r={{.LoRARank}}, lora_alpha={{.LoRAAlph
 		ID: Zero3, Level: LevelConfig,
 		Title:    "ZeRO-3 (FSDP full sharding): shard parameters too, gathered layer by layer",
 		Cost:     "same results; about 1.5× the communication of ZeRO-2, and runs across nodes need a fast interconnect (InfiniBand/EFA)",
-		Detail:   `{{if .GPUs}}across {{.GPUs}}{{if .GPUName}}× {{.GPUName}}{{else}} GPUs{{end}}{{if .Nodes}} ({{.Nodes}} nodes){{end}}{{end}}`,
+		Detail:   `{{if .GPUs}}across {{.GPUs}}{{if .GPUName}}× {{.GPUName}}{{else}} GPUs{{end}}{{if .Nodes}} ({{.Nodes}} nodes){{end}}{{if .WasGPUs}}: {{.MoreGPUs}} more than the {{.WasGPUs}} you have{{end}}{{end}}`,
 		Snippets: zeroSnippets,
 		Set: func(p *Params) {
 			p.ZeroStage = 3

@@ -19,6 +19,14 @@ const (
 	FrameworkTGI       Framework = "tgi" // Hugging Face text-generation-inference
 	FrameworkLlamaCPP  Framework = "llama.cpp"
 	FrameworkOllama    Framework = "ollama"
+	// Training stacks configured by their own files (DESIGN.md §3.2,
+	// framework=): Unsloth runs the user's Python (FastLanguageModel and
+	// the HF/TRL trainers); axolotl, torchtune and LLaMA-Factory read a
+	// YAML config.
+	FrameworkUnsloth      Framework = "unsloth"
+	FrameworkAxolotl      Framework = "axolotl"
+	FrameworkTorchtune    Framework = "torchtune"
+	FrameworkLlamaFactory Framework = "llama-factory"
 )
 
 // Any keys a snippet that holds whatever the stack (a shell command, an
@@ -42,6 +50,12 @@ var stacks = map[Framework]stack{
 	FrameworkHF:        {name: "transformers Trainer", fallbacks: []Framework{FrameworkPyTorch}, torch: true},
 	FrameworkLightning: {name: "Lightning", fallbacks: []Framework{FrameworkPyTorch, FrameworkHF}, torch: true},
 	FrameworkDeepSpeed: {name: "DeepSpeed", fallbacks: []Framework{FrameworkPyTorch, FrameworkHF}, torch: true},
+	FrameworkUnsloth:   {name: "Unsloth", fallbacks: []Framework{FrameworkHF, FrameworkPyTorch}, torch: true},
+	// Config-driven trainers: a PyTorch idiom is shown to them only as a
+	// marked fallback.
+	FrameworkAxolotl:      {name: "axolotl", fallbacks: []Framework{FrameworkHF, FrameworkPyTorch}},
+	FrameworkTorchtune:    {name: "torchtune", fallbacks: []Framework{FrameworkPyTorch}},
+	FrameworkLlamaFactory: {name: "LLaMA-Factory", fallbacks: []Framework{FrameworkHF, FrameworkPyTorch}},
 	// The stacks below do not run the user's PyTorch code: a PyTorch idiom
 	// is shown to them only as a marked fallback (the planner), and the
 	// diagnosis proposes only fixes they have an idiom for.

@@ -35,6 +35,8 @@ type Params struct {
 	HostRAM string
 	// GPUs is the GPU count the fix runs on; TP and PP its layout.
 	GPUs, TP, PP int
+	// WasGPUs is the count the user has, set when a fix adds GPUs.
+	WasGPUs int
 
 	// MaxModelLen is the context the fix caps at, WasMaxModelLen what it
 	// was, EngineMaxModelLen the engine's own estimate of what fits.
@@ -177,6 +179,9 @@ func (p Params) OffloadsOptimizer() bool { return p.Offload == "optimizer" || p.
 
 // OffloadsParams reports an offload of the parameters too.
 func (p Params) OffloadsParams() bool { return p.Offload == "param" }
+
+// MoreGPUs is how many GPUs a fix adds to the user's.
+func (p Params) MoreGPUs() int { return max(0, p.GPUs-p.WasGPUs) }
 
 // LoRAAlpha is the usual alpha of twice the rank.
 func (p Params) LoRAAlpha() int { return 2 * p.LoRARank }

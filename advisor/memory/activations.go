@@ -19,9 +19,9 @@ import (
 // dropoutMaskBytes is one byte per element of a dropout mask.
 const dropoutMaskBytes = 1
 
-// loraDropout: PEFT/litgpt LoRA applies dropout (commonly 0.05) to the
-// adapter's input, which saves a mask and the dropped copy per adapted layer.
-const loraDropout = true
+// doraSavedOutputs is how many out-wide tensors DoRA's rescaling keeps per
+// adapted layer: the base output and the adapter output.
+const doraSavedOutputs = 2
 
 // hasDropout tells whether the architecture trains with dropout: the
 // BERT/GPT-2/OPT/T5 generation does (p=0.1), Llama-style models do not.
@@ -110,14 +110,18 @@ type blockBytes struct {
 // block's second attention.
 func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, crossAttention bool) blockBytes {
 	trainWeights := w.Method == MethodFull || w.Method == MethodFreeze
-	trainLinear := trainWeights || w.Method == MethodQLoRA
+	trainLinear := trainWeights || (w.Method.IsAdapter() && quantisedBase(w) && !frameworks[w.Framework].torchaoNF4)
 	e := r.act
 	h, q, kvw, i, a := ls.h, ls.q, ls.kv, ls.i, ls.heads
+	if frameworks[w.Framework].fusedLoRA && w.Method.IsAdapter() && !ls.linear {
+		return fusedLoRABlock(w, m, ls, r)
+	}
 
 	// Norms save their input; RMSNorm upcasts to fp32, so does LayerNorm
 	// under autocast. Trainable norm weights also keep the normalised output.
 	normIn := e
-	if m.Norm != "layernorm" || r.amp {
+	fused := frameworks[w.Framework].fusedNorms
+	if (m.Norm != "layernorm" || r.amp) && !fused {
 		normIn = fp32Bytes
 	}
 	norms := 2.0
@@ -129,7 +133,7 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 	}
 	var b blockBytes
 	b.perTokenShared = norms * normIn * h
-	if trainWeights && m.Norm != "layernorm" {
+	if trainWeights && m.Norm != "layernorm" && !fused {
 		// HF-style RMSNorm computes weight × normalised input in Python,
 		// so autograd also keeps the normalised input for the weight's
 		// gradient (LayerNorm's fused kernel recomputes it).
@@ -204,14 +208,39 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 		b.perTokenShared += 2 * dropoutMaskBytes * h // after attention and after the MLP
 	}
 
-	if w.Method == MethodLoRA || w.Method == MethodQLoRA {
-		per := e
-		if loraDropout {
-			per += dropoutMaskBytes + e
-		}
+	if w.Method.IsAdapter() {
 		mods, n := loraModules(m, ls, w.LoRATargets)
+		dropout := !frameworks[w.Framework].noLoRADropout
+		if !dropout && !trainLinear {
+			// Without dropout an adapter reads the very tensor its base
+			// layer reads, kept once however many adapters read it: the
+			// attention input (q, k, v), the attention output (o, kept by
+			// flash attention already), the MLP input and the down
+			// projection's input.
+			b.perTokenShared += e * h
+			if w.LoRATargets == "all" {
+				b.perTokenShared += e * h
+				b.perToken += e * i
+			}
+			if w.Attention == AttentionEager && w.LoRATargets != "qv" {
+				b.perToken += e * q
+			}
+		}
 		for _, mod := range mods[:n] {
-			b.perToken += mod.active * (per*mod.in + e*float64(w.LoRARank))
+			per := e * float64(w.LoRARank) // the adapter's A output
+			if dropout {
+				// Each adapter keeps its own dropout mask and dropped
+				// input (PEFT, litgpt lora_dropout > 0).
+				per += (e + dropoutMaskBytes + e) * mod.in
+			}
+			if w.Method == MethodDoRA {
+				// DoRA rescales the base and the adapter outputs by the
+				// magnitude over the (detached) weight norm; both products
+				// keep their out-wide operand for backward (PEFT
+				// DoraLinearLayer.forward; DoRA paper §4.3).
+				per += doraSavedOutputs * e * mod.out
+			}
+			b.perToken += mod.active * per
 		}
 	}
 	return b
@@ -262,11 +291,7 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 			largest = math.Max(largest, p)
 		}
 	}
-	if w.GradCheckpointing {
-		// Full recomputation keeps each block's input (2·s·b·h in 16-bit)
-		// plus one block's activations while it is recomputed.
-		total = layers*tokens*r.act*float64(m.HiddenSize) + largest
-	}
+	total = checkpointed(w, m, r, total, largest, layers, tokens)
 	// The final norm saves its input too.
 	total += tokens * fp32Bytes * float64(m.HiddenSize)
 	return total
@@ -309,11 +334,10 @@ func logitsBytes(w Workload, m catalog.Model, r regime) float64 {
 		return float64(w.Batch) * v * (r.act + fp32Bytes)
 	}
 	tokens := float64(w.Batch) * float64(w.SeqLen)
-	b := tokens * v * (r.act + logitsUpcastBytes) / float64(w.TP)
 	if w.ChunkedLoss {
-		b /= chunkedLossChunks
+		return chunkedLogitsBytes(w, m, r, tokens, v)
 	}
-	return b
+	return tokens * v * (r.act + logitsUpcastBytes) / float64(w.TP)
 }
 
 // kvCacheBytes is the KV cache of the batch at the workload's sequence

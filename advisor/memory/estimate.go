@@ -14,6 +14,10 @@ const (
 	// nf4BytesPerParam is 4 bits plus one fp32 absmax per 64 weights (QLoRA
 	// paper §3, bitsandbytes default: no double quantisation).
 	nf4BytesPerParam = 0.5 + 4.0/64
+	// nf4DoubleQuantBytesPerParam quantises those scales again: 0.127 bits
+	// per parameter of overhead instead of 0.5 (QLoRA paper §3); torchao's
+	// NF4 (torchtune) and Unsloth's 4-bit loading store weights this way.
+	nf4DoubleQuantBytesPerParam = 0.5 + 0.127/8
 	// int8BytesPerParam is LLM.int8: one byte plus an fp32 scale per row,
 	// which is negligible.
 	int8BytesPerParam = 1.0
@@ -37,9 +41,6 @@ const (
 	// backward materialises an fp32 gradient of the same size (memory-model.md
 	// §5: b·s·V·(2+4+4)).
 	logitsUpcastBytes = 4 + 4
-	// chunkedLossChunks is how many pieces a chunked loss computes the logits
-	// in (torchtune CEWithChunkedOutputLoss num_output_chunks=8).
-	chunkedLossChunks = 8
 
 	// cudaContextBytes is what nvidia-smi shows beyond PyTorch's reserved
 	// memory: the CUDA context and the cuBLAS/cuDNN kernels and workspaces.
@@ -108,6 +109,13 @@ func Estimate(w Workload) Breakdown {
 	}
 	m := w.Model
 	r := regimeFor(w.Precision)
+	fw := frameworks[w.Framework]
+	if w.Precision == PrecisionNF4 && (fw.torchaoNF4 || fw.doubleQuant) {
+		r.quant = nf4DoubleQuantBytesPerParam
+	}
+	if fw.pureBF16 && (w.Precision == PrecisionNF4 || w.Precision == PrecisionInt8) {
+		r.stateScale = 0.5 // the adapters and their optimizer states in bf16 too
+	}
 	// scale maps the architecture's own parameter count to w.Params (1 for
 	// catalog models; corrects rounding of scaled ones).
 	scale := float64(w.Params) / math.Max(1, float64(m.ComputeParams()))
@@ -220,104 +228,6 @@ func optimizerStateBytes(w Workload, m catalog.Model, r regime) float64 {
 	default:
 		return 0
 	}
-}
-
-// modelStates computes weights, gradients and optimizer state per GPU:
-// divided by TP×PP, then sharded by ZeRO across the data-parallel GPUs as
-// DeepSpeed's estimate_zero2/3_model_states_mem_needs code does.
-func modelStates(w Workload, m catalog.Model, r regime, scale float64) states {
-	linear, other := paramSplit(m, scale)
-	trainable := float64(w.TrainableParams)
-	frozenLinear := linear
-	if w.Method == MethodFull {
-		frozenLinear = 0
-	}
-	mp := float64(w.TP * w.PP)
-	dp := math.Max(1, float64(w.GPUs)/mp)
-	zero := w.ZeroStage
-	deepspeedMixed := r.amp && zero > 0
-
-	var s states
-	optim := optimizerStateBytes(w, m, r)
-	switch {
-	case w.Method == MethodInference && m.Quant != nil:
-		s.weights = quantisedWeightBytes(m, r, scale)
-	case w.Method == MethodInference:
-		s.weights = linear*r.quant + other*r.weight // under autocast the fp32 weights stay resident
-	case m.Quant != nil && (w.Method == MethodLoRA || w.Method == MethodQLoRA):
-		// Adapters on a pre-quantised checkpoint (PEFT over GPTQ/AWQ/FP8):
-		// the frozen base keeps its stored bytes.
-		s.weights = quantisedWeightBytes(m, r, scale) + adapterBytes(w, r)
-		s.grads = trainable * r.grad
-	case deepspeedMixed:
-		// DeepSpeed fp16/bf16: 16-bit model and gradients; the optimizer
-		// holds the fp32 master, the fp32 gradient partition and Adam's states.
-		s.weights = (linear + other) * halfBytes
-		s.grads = trainable * halfBytes
-		optim += masterWeightBytes + fp32GradPartitionBytes
-	case w.Method == MethodQLoRA || w.Precision == PrecisionNF4 || w.Precision == PrecisionInt8:
-		s.weights = frozenLinear*r.quant + (linear-frozenLinear+other)*r.weight + adapterBytes(w, r)
-		s.grads = trainable * r.grad
-	default:
-		base := (linear + other) * r.weight
-		if r.amp {
-			// Autocast keeps the 16-bit copies of the matmul weights from
-			// forward until backward has used them.
-			base += linear * halfBytes
-		}
-		s.weights = base + adapterBytes(w, r)
-		s.grads = trainable * r.grad
-	}
-	s.optim = trainable * optim
-
-	s.weights /= mp
-	s.grads /= mp
-	s.optim /= mp
-
-	if zero >= 1 {
-		if w.Offload != OffloadNone {
-			s.optim = 0
-		} else {
-			s.optim /= dp
-		}
-	}
-	if zero >= 2 {
-		if w.Offload != OffloadNone {
-			s.grads = 0
-		} else {
-			s.grads /= dp
-		}
-	}
-	if zero == 3 {
-		// The gathered largest layer: its 16-bit parameters and gradients.
-		ll := largestLayerParams(m) * scale
-		gathered := ll * halfBytes
-		if w.Offload == OffloadParam {
-			s.weights = gathered
-		} else {
-			s.weights = s.weights/dp + gathered
-		}
-		switch {
-		case w.Method == MethodInference:
-			s.grads = 0
-		case deepspeedMixed:
-			// estimate_zero3_model_states_mem_needs: 4·LL + 18Ψ/N, the 18
-			// being the 16-bit parameter shard and the optimizer's 16 B;
-			// gradients are reduced straight into the fp32 partition.
-			s.grads = gathered
-		default:
-			s.grads += gathered // FSDP keeps a 16-bit gradient shard
-		}
-	}
-	return s
-}
-
-// adapterBytes is the LoRA adapters' own weights.
-func adapterBytes(w Workload, r regime) float64 {
-	if w.Method != MethodLoRA && w.Method != MethodQLoRA {
-		return 0
-	}
-	return float64(w.TrainableParams) * r.grad
 }
 
 // dequantBufferBytes is the transient 16-bit copy a bitsandbytes 4/8-bit

@@ -16,6 +16,7 @@ func TestResolveDefaults(t *testing.T) {
 		ModelName: "llama-2-7b", Params: 6_738_415_616, TrainableParams: 4_194_304, Method: MethodLoRA,
 		Precision: PrecisionBF16, Optimizer: OptimizerAdamW, Batch: 1, SeqLen: 2048, GPUs: 1, TP: 1, PP: 1,
 		Offload: OffloadNone, Attention: AttentionFlash, LoRARank: 8, LoRATargets: "qv",
+		Checkpointing: CheckpointOff, Sharding: ShardingNone, Loss: LossStandard,
 	}
 	w.Model = catalog.Model{}
 	got := w
@@ -142,7 +143,7 @@ func randomWorkload(r *rand.Rand) Workload {
 	models := catalog.Models()
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	w := Workload{
-		Method:            Method(pick("full", "lora", "qlora", "freeze", "inference", "")),
+		Method:            Method(pick("full", "lora", "qlora", "dora", "freeze", "inference", "")),
 		Precision:         Precision(pick("fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "")),
 		Optimizer:         Optimizer(pick("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "none", "")),
 		Batch:             r.IntN(300) - 10,
@@ -159,6 +160,13 @@ func randomWorkload(r *rand.Rand) Workload {
 		KVCacheDtype:      pick("fp16", "fp8", ""),
 		Engine:            pick("", "hf", "vllm"),
 		ChunkedLoss:       r.IntN(2) == 0,
+
+		Checkpointing:       Checkpointing(pick("", "off", "full", "selective", "offloaded", "bogus")),
+		Sharding:            Sharding(pick("", "none", "ddp", "deepspeed", "fsdp", "bogus")),
+		Loss:                Loss(pick("", "standard", "chunked", "bogus")),
+		OptimizerInBackward: r.IntN(3) == 0,
+		ActivationOffload:   r.IntN(3) == 0,
+		Framework:           Framework(pick("", "unsloth", "axolotl", "torchtune", "torchtitan", "trl", "llama-factory", "bogus")),
 	}
 	if r.IntN(4) == 0 {
 		w.Params = r.Int64N(2e12) - 1e9
@@ -208,10 +216,23 @@ func TestEstimateProperties(t *testing.T) {
 func FuzzEstimate(f *testing.F) {
 	f.Add(int64(7e9), "lora", "bf16", "adamw", 4, 2048, 2, 8, 1, 1, false)
 	f.Add(int64(0), "", "", "", -1, -1, 9, -3, 0, 0, true)
+	f.Add(int64(8e9), "full", "mixed-bf16", "adamw", 2, 8192, 3, 128, 1, 1, true)
 	f.Fuzz(func(t *testing.T, params int64, method, prec, opt string, batch, seq, zero, gpus, tp, pp int, gc bool) {
 		w := Workload{Params: params, Method: Method(method), Precision: Precision(prec), Optimizer: Optimizer(opt),
 			Batch: batch, SeqLen: seq, ZeroStage: zero, GPUs: gpus, TP: tp, PP: pp, GradCheckpointing: gc}
 		checkBreakdown(t, w, Estimate(w))
+		// The training techniques, each on its own.
+		for _, tweak := range []func(*Workload){
+			func(w *Workload) { w.Checkpointing = CheckpointSelective },
+			func(w *Workload) { w.Sharding = ShardingFSDP },
+			func(w *Workload) { w.Sharding, w.Offload = ShardingFSDP, OffloadParam },
+			func(w *Workload) { w.OptimizerInBackward, w.ActivationOffload = true, true },
+			func(w *Workload) { w.Loss, w.Framework = LossChunked, FrameworkUnsloth },
+		} {
+			v := w
+			tweak(&v)
+			checkBreakdown(t, v, Estimate(v))
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/vrambot/vrambot/advisor/arch"
@@ -84,6 +85,9 @@ func resolve(w Workload, record bool) Workload {
 		}
 		w.Model = m
 	}
+	if m := w.Model; m.StandInFor != "" {
+		note("%s has no config.json of its own in the catalog: read with %s's, the same architecture (context %d tokens)", m.Name, m.StandInFor, m.MaxPositionEmbeddings)
+	}
 	if w.Model.Scaled {
 		m := w.Model
 		note("no published architecture for %s: assumed today's typical shape (%d layers, hidden %d, GQA with %d query / %d KV heads × %d, SwiGLU width %d, vocab %d): the %s",
@@ -150,6 +154,7 @@ func resolve(w Workload, record bool) Workload {
 	if w.Offload != OffloadOptimizer && w.Offload != OffloadParam {
 		w.Offload = OffloadNone
 	}
+	resolveTraining(&w, note)
 	if w.Attention != AttentionFlash && w.Attention != AttentionEager {
 		w.Attention = ""
 	}
@@ -172,7 +177,7 @@ func resolve(w Workload, record bool) Workload {
 			w.KVCacheDtype = "fp16"
 		}
 	}
-	if w.Method == MethodLoRA || w.Method == MethodQLoRA {
+	if w.Method.IsAdapter() {
 		if w.LoRARank <= 0 {
 			w.LoRARank = DefaultLoRARank
 			note("LoRA rank not given: %d (PEFT default)", w.LoRARank)
@@ -248,7 +253,7 @@ func checkpointPrecision(q *arch.Quantization) Precision {
 
 // The accepted enumeration values (DESIGN.md §3.2).
 var (
-	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodFreeze, MethodInference}
+	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodDoRA, MethodFreeze, MethodInference}
 	precisions = []Precision{PrecisionFP32, PrecisionFP16, PrecisionBF16, PrecisionMixedBF16, PrecisionMixedFP16, PrecisionInt8, PrecisionNF4}
 	optimizers = []Optimizer{OptimizerAdamW, OptimizerAdamW8bit, OptimizerPagedAdamW8bit, OptimizerAdafactor, OptimizerSGD, OptimizerNone}
 )
@@ -283,6 +288,8 @@ func TrainableParams(w Workload) int64 {
 		return m.ResidentParams()
 	case MethodLoRA, MethodQLoRA:
 		return LoRAParams(m, w.LoRARank, w.LoRATargets)
+	case MethodDoRA:
+		return LoRAParams(m, w.LoRARank, w.LoRATargets) + DoRAMagnitudeParams(m, w.LoRATargets)
 	case MethodFreeze:
 		return int64(min(FreezeTrainableLayers, m.NumLayers)) * m.MeanLayerParams()
 	default:
@@ -392,3 +399,29 @@ func LoRAParams(m catalog.Model, rank int, targets string) int64 {
 	}
 	return n
 }
+
+// DoRAMagnitudeParams is DoRA's trained magnitude vector: one value per
+// output feature of every adapted linear layer, every expert's own in a
+// mixture of experts (Liu et al. 2024, arXiv:2402.09353 §4.1; PEFT
+// lora_magnitude_vector).
+func DoRAMagnitudeParams(m catalog.Model, targets string) int64 {
+	if !validTargets(targets) {
+		targets = DefaultLoRATargets
+	}
+	var n float64
+	for i := range m.NumLayerGroups() {
+		ls := shapeAt(m, i)
+		mods, k := loraModules(m, ls, targets)
+		for _, mod := range mods[:k] {
+			n += ls.layers * mod.count * mod.out
+		}
+	}
+	if m.Family == catalog.FamilyEncoderDecoder {
+		n *= float64(m.TotalLayers()) / math.Max(1, float64(m.NumLayers))
+	}
+	return int64(n)
+}
+
+// KnownPrecision reports whether p is a precision the estimator models
+// (the regimes of DESIGN.md §3.2).
+func KnownPrecision(p Precision) bool { return slices.Contains(precisions, p) }

@@ -18,7 +18,17 @@ const (
 	MethodQLoRA     Method = "qlora"
 	MethodFreeze    Method = "freeze"
 	MethodInference Method = "inference"
+	// MethodDoRA is weight-decomposed LoRA (Liu et al. 2024, arXiv:2402.09353;
+	// PEFT use_dora=True): LoRA adapters plus a trained magnitude vector per
+	// adapted layer.
+	MethodDoRA Method = "dora"
 )
+
+// IsAdapter reports whether m trains low-rank adapters on a frozen base
+// (LoRA, QLoRA, DoRA).
+func (m Method) IsAdapter() bool {
+	return m == MethodLoRA || m == MethodQLoRA || m == MethodDoRA
+}
 
 // Precision is the numeric regime of weights (and, for training, states).
 type Precision string
@@ -68,7 +78,9 @@ const (
 	OptimizerNone           Optimizer = "none"
 )
 
-// Offload is DeepSpeed ZeRO offload to CPU.
+// Offload is ZeRO offload to CPU (DeepSpeed offload_optimizer/offload_param;
+// under FSDP, CPUOffload, which moves parameters, gradients and the
+// optimizer step together).
 type Offload string
 
 // Offload targets.
@@ -124,8 +136,38 @@ type Workload struct {
 	// the defaults that changed between releases; "" means a current one.
 	EngineVersion string `json:"engine_version,omitempty"`
 	Tokens        int64  `json:"tokens,omitempty"` // job size for cost to finish
-	// ChunkedLoss: the loss is computed in chunks (Liger, chunked CE), so full logits are never materialised.
+	// ChunkedLoss: the loss is computed in chunks (Liger, chunked CE), so
+	// full logits are never materialised. Resolve derives it from Loss.
 	ChunkedLoss bool `json:"chunked_loss,omitempty"`
+
+	// The training techniques of docs/memory-model.md §6. An empty value is
+	// "not given": Resolve fills the default the tools have (Framework's,
+	// else the method's) and states it as an assumption.
+
+	// Checkpointing is the activation checkpointing mode; Resolve sets
+	// GradCheckpointing from it (any mode but off). A workload that only
+	// sets GradCheckpointing means full checkpointing.
+	Checkpointing Checkpointing `json:"checkpointing,omitempty"`
+	// Sharding is how data-parallel GPUs share the model states: plain
+	// data parallel, DeepSpeed ZeRO (ZeroStage) or FSDP (ZeroStage 3 =
+	// FULL_SHARD, 2 = SHARD_GRAD_OP).
+	Sharding Sharding `json:"sharding,omitempty"`
+	// Loss is the cross-entropy implementation: standard or chunked.
+	Loss Loss `json:"loss,omitempty"`
+	// OptimizerInBackward fuses the optimizer step into backward
+	// (torchtune optimizer_in_bwd): each gradient is freed right after
+	// its parameter is updated.
+	OptimizerInBackward bool `json:"optimizer_in_backward,omitempty"`
+	// ActivationOffload moves the activations saved for backward to CPU
+	// RAM (torchtune enable_activation_offloading, TRL activation_offloading).
+	ActivationOffload bool `json:"activation_offload,omitempty"`
+	// Framework is the training stack whose defaults fill what the query
+	// does not say (unsloth, axolotl, torchtune, trl, llama-factory).
+	Framework Framework `json:"framework,omitempty"`
+	// GradAccumSteps is how many micro-batches of Batch make one optimizer
+	// step (0: one). Memory does not depend on it; the optimizer step
+	// fused into backward needs it to be one.
+	GradAccumSteps int `json:"grad_accum_steps,omitempty"`
 }
 
 // Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").

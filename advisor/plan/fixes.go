@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
@@ -42,8 +43,16 @@ func (c *candidate) level() fix.Level {
 	return d.Level
 }
 
-// describe renders the fix for framework fw from the catalogue.
+// describe renders the fix for framework fw from the catalogue. A sharding
+// fix for a DeepSpeed job whose stack the query did not name is written as
+// DeepSpeed config, not as PyTorch's FSDP.
 func (c *candidate) describe(before, after memory.Workload, g catalog.GPU, fw fix.Framework, param int) fix.Fix {
+	if (fw == fix.FrameworkUnknown || fw == fix.FrameworkPyTorch) && after.Sharding == memory.ShardingDeepSpeed && after.ZeroStage > 0 {
+		switch c.id {
+		case fix.Zero2, fix.Zero3, fix.ZeroOffload, fix.ParamOffload:
+			fw = fix.FrameworkDeepSpeed
+		}
+	}
 	f, _ := fix.Make(c.id, fw, c.values(before, after, g, param))
 	return f
 }
@@ -57,10 +66,14 @@ const (
 	// minModelLen is the shortest context the planner proposes: shorter
 	// than 2k tokens no longer holds a typical chat prompt and answer.
 	minModelLen = 2048
-	// hostRAMBytesPerParam is DeepSpeed's CPU estimate for optimizer
-	// offload: 16 bytes per parameter (fp32 master, Adam m and v, fp32
-	// grads) × its 1.5 buffer factor (estimate_zero2_model_states_mem_needs).
-	hostRAMBytesPerParam = 24
+	// offloadStateBytesPerParam is what DeepSpeed's CPU estimate for
+	// optimizer offload counts per parameter on one GPU: fp32 master, Adam
+	// m and v, fp32 grads (estimate_zero2_model_states_mem_needs:
+	// Ψ·max(4·N, 16)·1.5, N the GPUs of the node).
+	offloadStateBytesPerParam = 16
+	// offloadGradBytesPerGPU is the 4 bytes per parameter per GPU of that
+	// formula's max(4·N, 16): each GPU's fp32 gradient buffer.
+	offloadGradBytesPerGPU = 4
 	// gpusPerNode is the common server size (8 GPUs: DGX/HGX, p4d/p5).
 	gpusPerNode = 8
 	// maxTensorParallel is one node: TP across nodes is too slow, so larger
@@ -68,10 +81,16 @@ const (
 	maxTensorParallel = gpusPerNode
 )
 
+// trainingCandidates are in DESIGN.md §5 order, easiest first. The plan
+// first walks those that keep the user's hardware and method
+// (keepsHardwareAndMethod: one-liners, checkpointing, a chunked loss,
+// 8-bit states, the optimizer step in backward, a higher ZeRO stage across
+// the GPUs they have, offloads to CPU RAM on those GPUs) and only when
+// they cannot make it fit all of them, LoRA and QLoRA included.
 var trainingCandidates = []*candidate{
 	&mixedPrecision, &flashAttention, &gradAccum, &gradCheckpointing,
-	&optim8bit, &chunkedLoss, &lora,
-	&zero2, &zero3, &qlora, &zeroOffload, &paramOffload,
+	&chunkedLoss, &optim8bit, &optimInBackward, &lora,
+	&zero2, &zero3, &qlora, &activationOffload, &zeroOffload, &paramOffload,
 }
 
 var inferenceCandidates = []*candidate{
@@ -166,12 +185,13 @@ var flashAttention = candidate{
 var gradAccum = candidate{
 	id: fix.GradAccum,
 	params: func(w memory.Workload, _ catalog.GPU) []int {
-		if !isTraining(w) {
-			return nil
+		if !isTraining(w) || w.OptimizerInBackward {
+			return nil // a step fused into backward cannot accumulate
 		}
 		return divisorsBelow(w.Batch)
 	},
 	apply: func(w memory.Workload, _ catalog.GPU, m int) memory.Workload {
+		w.GradAccumSteps = max(1, w.GradAccumSteps) * (w.Batch / m)
 		w.Batch = m
 		return w
 	},
@@ -183,10 +203,12 @@ var gradAccum = candidate{
 }
 
 var gradCheckpointing = candidate{
-	id:     fix.GradCheckpointing,
-	params: func(w memory.Workload, _ catalog.GPU) []int { return when(isTraining(w) && !w.GradCheckpointing) },
+	id: fix.GradCheckpointing,
+	params: func(w memory.Workload, _ catalog.GPU) []int {
+		return when(isTraining(w) && (w.Checkpointing == memory.CheckpointOff || w.Checkpointing == memory.CheckpointSelective))
+	},
 	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
-		w.GradCheckpointing = true
+		w.Checkpointing, w.GradCheckpointing = memory.CheckpointFull, true
 		return w
 	},
 	values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params { return base(before, g) },
@@ -233,7 +255,7 @@ var chunkedLoss = candidate{
 		return when(isTraining(w) && !w.ChunkedLoss && w.Model.VocabSize > 0)
 	},
 	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
-		w.ChunkedLoss = true
+		w.Loss, w.ChunkedLoss = memory.LossChunked, true
 		return w
 	},
 	values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params {
@@ -266,6 +288,33 @@ var lora = candidate{
 	},
 }
 
+var optimInBackward = candidate{
+	id: fix.OptimizerInBackward,
+	// Worth it where the gradients are large (every weight trained); not
+	// with DeepSpeed, whose engine owns the step, nor with accumulation.
+	params: func(w memory.Workload, _ catalog.GPU) []int {
+		return when((w.Method == memory.MethodFull || w.Method == memory.MethodFreeze) && !w.OptimizerInBackward &&
+			w.Optimizer != memory.OptimizerNone && w.Sharding != memory.ShardingDeepSpeed && w.GradAccumSteps <= 1)
+	},
+	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
+		w.OptimizerInBackward = true
+		return w
+	},
+	values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params { return base(before, g) },
+}
+
+var activationOffload = candidate{
+	id: fix.ActivationOffload, offload: true,
+	params: func(w memory.Workload, _ catalog.GPU) []int {
+		return when(isTraining(w) && w.GradCheckpointing && !w.ActivationOffload && w.Checkpointing != memory.CheckpointOffloaded)
+	},
+	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
+		w.ActivationOffload = true
+		return w
+	},
+	values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params { return base(before, g) },
+}
+
 // ---- level 3: change the configuration ----
 
 var (
@@ -279,10 +328,11 @@ func zeroCandidate(id string, stage int) candidate {
 	return candidate{
 		id: id,
 		params: func(w memory.Workload, _ catalog.GPU) []int {
-			return when(isTraining(w) && w.GPUs > 1 && w.ZeroStage < stage)
+			return when(isTraining(w) && w.GPUs/max(1, w.TP*w.PP) > 1 && w.ZeroStage < stage)
 		},
 		apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
 			w.ZeroStage = stage
+			w.Sharding = shardingFor(w)
 			return w
 		},
 		values: func(before, _ memory.Workload, g catalog.GPU, _ int) fix.Params { return base(before, g) },
@@ -315,36 +365,44 @@ var qlora = candidate{
 
 var zeroOffload = candidate{
 	id: fix.ZeroOffload, offload: true,
+	// DeepSpeed's optimizer offload; FSDP has only the full CPU offload
+	// (paramOffload).
 	params: func(w memory.Workload, _ catalog.GPU) []int {
-		return when((w.Method == memory.MethodFull || w.Method == memory.MethodFreeze) &&
+		return when((w.Method == memory.MethodFull || w.Method == memory.MethodFreeze) && w.Sharding != memory.ShardingFSDP &&
 			w.Offload == memory.OffloadNone && w.Optimizer != memory.OptimizerNone)
 	},
 	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
+		w.OptimizerInBackward = false // the step runs on the CPU now
 		w.Offload = memory.OffloadOptimizer
 		w.ZeroStage = max(w.ZeroStage, 2)
+		w.Sharding = memory.ShardingDeepSpeed
 		return w
 	},
 	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
 		p := base(after, g)
 		p.ZeroStage = after.ZeroStage
-		p.HostRAM = gibWords(hostRAMBytesPerParam * before.TrainableParams)
+		p.HostRAM = gibWords(zeroOffloadHostBytes(before))
 		return p
 	},
 }
 
 var paramOffload = candidate{
 	id: fix.ParamOffload, offload: true,
+	// ZeRO-3 offload_param, or FSDP's CPU offload (FSDP-QLoRA offloads the
+	// 4-bit base this way).
 	params: func(w memory.Workload, _ catalog.GPU) []int {
-		return when(isTraining(w) && w.Method != memory.MethodQLoRA && w.Offload != memory.OffloadParam)
+		return when(isTraining(w) && w.Offload != memory.OffloadParam)
 	},
 	apply: func(w memory.Workload, _ catalog.GPU, _ int) memory.Workload {
+		w.OptimizerInBackward = false // the step runs on the CPU now
 		w.Offload = memory.OffloadParam
 		w.ZeroStage = 3
+		w.Sharding = shardingFor(w)
 		return w
 	},
 	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
 		p := base(after, g)
-		p.HostRAM = gibWords(hostRAMBytesPerParam * before.Params)
+		p.HostRAM = gibWords(paramOffloadHostBytes(before))
 		return p
 	},
 }
@@ -380,13 +438,49 @@ var zero3ScaleOut = candidate{
 	apply: func(w memory.Workload, _ catalog.GPU, n int) memory.Workload {
 		w.GPUs = n
 		w.ZeroStage = 3
+		w.Sharding = shardingFor(w)
 		return w
 	},
-	values: func(_, after memory.Workload, g catalog.GPU, _ int) fix.Params {
+	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
 		p := base(after, g)
 		p.Offload = offloadWord(after.Offload)
+		p.WasGPUs = before.GPUs
 		return p
 	},
+}
+
+// zeroOffloadHostBytes is DeepSpeed's host RAM estimate for optimizer
+// offload on one node: Ψ·max(4·N, 16)·1.5 for the trained parameters and
+// the node's N GPUs (estimate_zero2_model_states_mem_needs).
+func zeroOffloadHostBytes(w memory.Workload) int64 {
+	perNode := float64(min(max(1, w.GPUs), gpusPerNode))
+	perParam := math.Max(offloadGradBytesPerGPU*perNode, offloadStateBytesPerParam)
+	return int64(hostBufferFactor * perParam * float64(w.TrainableParams))
+}
+
+// hostBufferFactor is DeepSpeed's CPU buffer factor in its offload
+// estimates (estimate_zero3_model_states_mem_needs: Ψ·18·1.5).
+const hostBufferFactor = 1.5
+
+// paramOffloadHostBytes is the host RAM a parameter offload needs: the
+// whole job's model states as the workload stores them (a 4-bit base for
+// QLoRA, fp32 master and states for full fine-tuning) × DeepSpeed's buffer
+// factor.
+func paramOffloadHostBytes(w memory.Workload) int64 {
+	whole := w
+	whole.GPUs, whole.TP, whole.PP = 1, 1, 1
+	whole.Sharding, whole.ZeroStage, whole.Offload, whole.OptimizerInBackward = memory.ShardingNone, 0, memory.OffloadNone, false
+	b := memory.Estimate(whole)
+	return int64(hostBufferFactor * float64(b.WeightsBytes+b.GradientsBytes+b.OptimizerBytes))
+}
+
+// shardingFor is how a fix that shards keeps the user's stack: DeepSpeed
+// stays DeepSpeed, anything else shards with FSDP (PyTorch's own).
+func shardingFor(w memory.Workload) memory.Sharding {
+	if w.Sharding == memory.ShardingDeepSpeed {
+		return memory.ShardingDeepSpeed
+	}
+	return memory.ShardingFSDP
 }
 
 // ---- inference ----

@@ -31,11 +31,14 @@ type Result struct {
 	// ChangedMethod is true when a stage changes what is trained or the
 	// weights' precision (LoRA, QLoRA, quantised weights).
 	ChangedMethod bool
+	// Offloads is true when a stage moves state to CPU RAM, which slows
+	// every step: ScaleOut then shows the faster route on more GPUs.
+	Offloads bool
 	// ScaleOut keeps what the user asked for (method, precision) and adds
 	// GPUs instead. It is computed when the stages change the method or
-	// precision (LoRA, QLoRA, quantised weights), add GPUs themselves, or
-	// still do not fit; nil otherwise and when no count up to
-	// MaxScaleOutGPUs fits.
+	// precision (LoRA, QLoRA, quantised weights), offload to CPU RAM, add
+	// GPUs themselves, or still do not fit; nil otherwise and when no
+	// count up to MaxScaleOutGPUs fits.
 	ScaleOut *ScaleOut
 }
 
@@ -61,10 +64,12 @@ func Plan(w memory.Workload, gpu catalog.GPU, fw fix.Framework) Result {
 	p := planner{gpu: gpu, fw: fw}
 	base := resolve(w)
 	greedy := p.greedy(base, allCandidates)
-	if base.GPUs > 1 && base.Method != memory.MethodInference {
-		// On several GPUs, sharding across them keeps the method and its
-		// quality: try that before LoRA or a CPU offload.
-		if kept := p.greedy(base, keepsMethodOnGPU); p.fitsAt(p.run(base, kept)) {
+	if isTraining(base) {
+		// Keep what the user fixed (the GPU, how many, the method): the
+		// cheap changes on that hardware come first, offloads to CPU RAM
+		// included, and only when they cannot make it fit does the plan
+		// change the method or add GPUs.
+		if kept := p.greedy(base, keepsHardwareAndMethod); p.fitsAt(p.run(base, kept)) {
 			greedy = kept
 		}
 	}
@@ -83,7 +88,8 @@ func Plan(w memory.Workload, gpu catalog.GPU, fw fix.Framework) Result {
 	}
 	res := p.result(base, steps)
 	res.ChangedMethod = changesWhatWasAsked(steps)
-	if res.ChangedMethod || !res.Fits || addsGPUs(steps) {
+	res.Offloads = offloads(steps)
+	if res.ChangedMethod || res.Offloads || !res.Fits || addsGPUs(steps) {
 		res.ScaleOut = p.scaleOutAlternative(base, greedy)
 	}
 	return res
@@ -186,7 +192,7 @@ func (p planner) greedy(base memory.Workload, use func(*candidate) bool) []step 
 
 func allCandidates(*candidate) bool { return true }
 
-func keepsMethodOnGPU(c *candidate) bool { return !c.changesMethod && !c.offload }
+func keepsHardwareAndMethod(c *candidate) bool { return !c.changesMethod && !c.multiGPU }
 
 // prune drops every step the plan still fits without, so an early fix made
 // redundant by a later one (8-bit Adam before LoRA) is not proposed. It
@@ -278,6 +284,16 @@ func (p planner) result(base memory.Workload, steps []step) Result {
 func changesWhatWasAsked(steps []step) bool {
 	for _, s := range steps {
 		if s.c.changesMethod {
+			return true
+		}
+	}
+	return false
+}
+
+// offloads reports whether a step moves state to CPU RAM.
+func offloads(steps []step) bool {
+	for _, s := range steps {
+		if s.c.offload {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -132,7 +133,7 @@ func TestPlan(t *testing.T) {
 			},
 		},
 		{
-			name: "13B full fine-tuning on an A100 80GB: LoRA on one GPU, or ZeRO-3 on a few to keep full FT",
+			name: "13B full fine-tuning on an A100 80GB: full FT stays on the one GPU, its optimizer offloaded",
 			w: func(t testing.TB) memory.Workload {
 				return memory.Workload{Model: mustModel(t, "llama-2-13b"), Method: memory.MethodFull, Precision: memory.PrecisionMixedBF16, Optimizer: memory.OptimizerAdamW, Batch: 1, SeqLen: 2048}
 			},
@@ -142,21 +143,47 @@ func TestPlan(t *testing.T) {
 					t.Fatalf("plan ends %s, want fits", r.Fit)
 				}
 				ids := fixIDs(r.Stages)
-				if !slices.Contains(ids, fix.LoRA) && !slices.Contains(ids, fix.QLoRA) {
-					t.Errorf("route %v: want LoRA or QLoRA for 13B full FT on one 80 GB card", ids)
+				if !slices.Contains(ids, fix.ZeroOffload) && !slices.Contains(ids, fix.ParamOffload) {
+					t.Errorf("route %v: want an offload to CPU RAM on the one card before another method", ids)
 				}
-				if !r.ChangedMethod || r.ScaleOut == nil {
-					t.Fatalf("the method changed, want a scale-out that keeps full fine-tuning: %+v", r.ScaleOut)
+				if r.ChangedMethod || r.Final.Method != memory.MethodFull || r.Final.GPUs != 1 {
+					t.Errorf("method %s on %d GPUs: want full FT kept on the user's GPU", r.Final.Method, r.Final.GPUs)
+				}
+			},
+		},
+		{
+			name: "13B full fine-tuning on two A100 80GB under DDP: shard across them, never more GPUs",
+			w: func(t testing.TB) memory.Workload {
+				return memory.Workload{Model: mustModel(t, "llama-2-13b"), Method: memory.MethodFull, Precision: memory.PrecisionMixedBF16, Optimizer: memory.OptimizerAdamW, Batch: 1, SeqLen: 2048,
+					GPUs: 2, Sharding: memory.ShardingDDP}
+			},
+			gpu: "a100",
+			check: func(t *testing.T, r Result) {
+				if r.Fit == memory.FitDoesNotFit {
+					t.Fatalf("plan does not fit: %v", fixIDs(r.Stages))
+				}
+				if r.Final.GPUs != 2 || r.Final.Method != memory.MethodFull || r.Final.ZeroStage < 2 {
+					t.Errorf("final %d GPUs, %s, zero %d: want full FT sharded across the user's 2", r.Final.GPUs, r.Final.Method, r.Final.ZeroStage)
+				}
+			},
+		},
+		{
+			name: "70B full fine-tuning on one A100: nothing on one card without changing the method; more GPUs say how many more",
+			w: func(t testing.TB) memory.Workload {
+				return memory.Workload{Model: mustModel(t, "llama-3.1-70b"), Method: memory.MethodFull, Precision: memory.PrecisionMixedBF16, Optimizer: memory.OptimizerAdamW, Batch: 1, SeqLen: 2048}
+			},
+			gpu: "a100",
+			check: func(t *testing.T, r Result) {
+				if r.ScaleOut == nil {
+					t.Fatalf("no scale-out that keeps full FT: %v", fixIDs(r.Stages))
 				}
 				so := r.ScaleOut
-				if so.Workload.Method != memory.MethodFull || so.Workload.ZeroStage != 3 || so.GPUs < 2 || so.GPUs > 8 {
-					t.Errorf("scale-out %d GPUs, method %s, zero %d: want full FT with ZeRO-3 on 2-8 GPUs", so.GPUs, so.Workload.Method, so.Workload.ZeroStage)
+				if so.Workload.Method != memory.MethodFull || so.GPUs < 2 {
+					t.Errorf("scale-out %d GPUs, method %s", so.GPUs, so.Workload.Method)
 				}
-				if fit, _ := memory.Assess(so.Estimate, mustGPU(t, "a100")); fit != memory.FitFits {
-					t.Errorf("scale-out does not fit: %s", fit)
-				}
-				if last := so.Stages[len(so.Stages)-1].Fixes; last[len(last)-1].ID != fix.Zero3 {
-					t.Errorf("scale-out ends with %s, want %s", last[len(last)-1].ID, fix.Zero3)
+				last := so.Stages[len(so.Stages)-1].Fixes
+				if f := last[len(last)-1]; f.ID != fix.Zero3 || !strings.Contains(f.Detail, fmt.Sprintf("%d more than the 1 you have", so.GPUs-1)) {
+					t.Errorf("scale-out ends with %s %q: want ZeRO-3 saying how many more GPUs", f.ID, f.Detail)
 				}
 			},
 		},
@@ -351,7 +378,9 @@ func TestFP8KVCacheOnlyOnFP8GPUs(t *testing.T) {
 }
 
 func TestPlanSnippetsFollowTheFramework(t *testing.T) {
-	w := memory.Workload{Model: mustModel(t, "llama-2-13b"), Method: memory.MethodFull, Precision: memory.PrecisionMixedBF16, Optimizer: memory.OptimizerAdamW, Batch: 4, SeqLen: 4096, GPUs: 8}
+	// Plain data parallel, as asked with ddp: sharding is the fix.
+	w := memory.Workload{Model: mustModel(t, "llama-2-13b"), Method: memory.MethodFull, Precision: memory.PrecisionMixedBF16, Optimizer: memory.OptimizerAdamW, Batch: 4, SeqLen: 4096, GPUs: 8,
+		Sharding: memory.ShardingDDP}
 	gpu := mustGPU(t, "a100")
 	tests := []struct {
 		fw   fix.Framework

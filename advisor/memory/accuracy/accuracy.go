@@ -37,6 +37,38 @@ type Case struct {
 	Bound             string  `json:"bound"`
 	Source            string  `json:"source"`
 	GPU               string  `json:"gpu"`
+
+	// The training techniques, as the query grammar names them (DESIGN.md
+	// §3.2); empty or zero when the run did not use them or the source
+	// does not say.
+
+	// Checkpointing is off, full, selective or offloaded; it overrides
+	// GradCheckpointing when both are given.
+	Checkpointing string `json:"checkpointing,omitempty"`
+	// Sharding is ddp, fsdp or deepspeed (ZeRO at ZeroStage).
+	Sharding string `json:"sharding,omitempty"`
+	// Offload is optimizer or param.
+	Offload string `json:"offload,omitempty"`
+	// Loss is standard or chunked.
+	Loss string `json:"loss,omitempty"`
+	// OptimInBackward: the optimizer step fused into backward.
+	OptimInBackward bool `json:"optim_in_bwd,omitempty"`
+	// ActivationOffload: activations offloaded to CPU RAM.
+	ActivationOffload bool `json:"act_offload,omitempty"`
+	// Framework is the training stack (unsloth, torchtune, ...).
+	Framework   string `json:"framework,omitempty"`
+	LoRARank    int    `json:"lora_rank,omitempty"`
+	LoRATargets string `json:"lora_targets,omitempty"` // qv, attn, all
+	TP          int    `json:"tp,omitempty"`
+	PP          int    `json:"pp,omitempty"`
+	Attention   string `json:"attention,omitempty"` // flash, eager
+	// ShorterSequences marks runs whose real sequences were shorter than
+	// SeqLen (padding to the longest of each batch, unpacked data): the
+	// estimate at SeqLen is an upper bound, and must not fall far below.
+	ShorterSequences bool `json:"shorter_sequences,omitempty"`
+	// Compile marks runs under torch.compile, which fuses kernels and
+	// keeps fewer activations than the estimator models.
+	Compile bool `json:"compile,omitempty"`
 }
 
 // maxLineBytes bounds one JSONL line.
@@ -75,6 +107,7 @@ func ParseCases(data []byte) ([]Case, error) {
 // stated workload, with the reason.
 var excluded = map[string]string{
 	"zero-paper-gpt2-1.5b-activations": "reports activations alone (ZeRO paper §3.2), not a per-GPU total",
+	"torchtune-l31-8b-lora-a6000":      "the README does not state the A6000 row's settings (30.3 GiB against 16.2 GiB on a 4090 for the same recipe)",
 }
 
 // Measure says which estimate a case is compared with.
@@ -97,7 +130,7 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 	switch {
 	case c.Kind != "measured":
 		return memory.Workload{}, "", "kind " + c.Kind
-	case c.Bound != "":
+	case c.Bound != "" && c.Bound != BoundCapacity:
 		return memory.Workload{}, "", "a " + c.Bound + " bound, not a measurement"
 	case c.Precision == "unknown" || c.Precision == "":
 		return memory.Workload{}, "", "precision not stated"
@@ -130,17 +163,36 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 	}
 	if c.GradCheckpointing != nil {
 		w.GradCheckpointing = *c.GradCheckpointing
+		w.Checkpointing = memory.CheckpointOff
+		if w.GradCheckpointing {
+			w.Checkpointing = memory.CheckpointFull
+		}
+	}
+	if c.Checkpointing != "" {
+		w.Checkpointing = memory.Checkpointing(c.Checkpointing)
 	}
 	if c.ZeroStage != nil {
 		w.ZeroStage = *c.ZeroStage
 	}
-	if w.Method == memory.MethodInference && w.GPUs > 1 && w.ZeroStage == 0 {
+	w.Sharding = memory.Sharding(c.Sharding)
+	w.Offload = memory.Offload(c.Offload)
+	w.Loss = memory.Loss(c.Loss)
+	w.OptimizerInBackward = c.OptimInBackward
+	w.ActivationOffload = c.ActivationOffload
+	w.Framework = memory.Framework(c.Framework)
+	w.TP, w.PP = c.TP, c.PP
+	w.Attention = memory.Attention(c.Attention)
+	if w.Method == memory.MethodInference && w.GPUs > 1 && w.ZeroStage == 0 && w.TP <= 1 && w.PP <= 1 {
 		// Inference over several GPUs without ZeRO is accelerate's
 		// device_map split: a naive pipeline, layers divided across GPUs.
 		w.PP = w.GPUs
 	}
-	if c.Method == "lora" || c.Method == "qlora" {
-		w.LoRATargets = memory.DefaultLoRATargets
+	if memory.Method(c.Method).IsAdapter() {
+		w.LoRARank = c.LoRARank
+		w.LoRATargets = c.LoRATargets
+		if w.LoRATargets == "" {
+			w.LoRATargets = memory.DefaultLoRATargets
+		}
 	}
 	measure := MeasurePeakAllocated
 	if strings.Contains(strings.ToLower(c.Measure), "nvidia-smi") || strings.Contains(strings.ToLower(c.Measure), "reserved") {
@@ -163,10 +215,10 @@ func lookupCaseModel(s string) (catalog.Model, bool) {
 	return catalog.LookupModel(s)
 }
 
-// Rule names the three estimators compared.
+// Rule names the estimators compared.
 type Rule string
 
-// The estimator and the two rules of thumb.
+// The estimator and the three baselines.
 const (
 	// RuleEstimator is memory.Estimate.
 	RuleEstimator Rule = "estimator"
@@ -178,10 +230,12 @@ const (
 	// parameters: full AMP/fp32 18, full pure 16-bit 8, LoRA/freeze 2,
 	// QLoRA 8-bit 1, QLoRA 4-bit 0.5; inference the weight bytes (4/2/1/0.5).
 	RulePerBillion Rule = "18/8/2/0.5 GB per B"
+	// RuleGPUPoor is the gpu_poor web calculator's formula (gpupoor.go).
+	RuleGPUPoor Rule = "gpu_poor"
 )
 
 // Rules lists the estimators in report order.
-var Rules = []Rule{RuleEstimator, RuleWeightsMultiple, RulePerBillion}
+var Rules = []Rule{RuleEstimator, RuleWeightsMultiple, RulePerBillion, RuleGPUPoor}
 
 // weightBytesPerParam is the bytes per parameter the rules of thumb assume.
 func weightBytesPerParam(p memory.Precision) float64 {
@@ -203,6 +257,8 @@ func ruleOfThumb(rule Rule, w memory.Workload) float64 {
 	p := float64(w.Params)
 	weights := p * weightBytesPerParam(w.Precision)
 	switch rule {
+	case RuleGPUPoor:
+		return gpuPoorBytes(w)
 	case RuleWeightsMultiple:
 		if w.Method == memory.MethodInference {
 			return 1.2 * weights
@@ -228,12 +284,56 @@ func ruleOfThumb(rule Rule, w memory.Workload) float64 {
 	}
 }
 
+// BoundCapacity marks a case whose reported memory is the capacity of the
+// GPU at which its workload is the largest that fits (Unsloth's
+// context-length benchmarks): the estimate must fit that capacity, and
+// not by far (MaxUnderCapacityPct).
+const BoundCapacity = "boundary"
+
+// MaxUnderCapacityPct is how far under the capacity the estimate of the
+// largest workload that fits may read.
+const MaxUnderCapacityPct = 25
+
+// CapacityViolations lists the capacity cases whose estimate does not fit
+// the capacity or reads more than MaxUnderCapacityPct under it.
+func (rep Report) CapacityViolations() []Row {
+	var out []Row
+	for _, r := range rep.Capacities {
+		if e := r.ErrorPct(RuleEstimator); e > 0 || e < -MaxUnderCapacityPct {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// MaxUnderBoundPct is how far below its measurement an estimate may fall
+// on a run whose real sequences were shorter than the length estimated:
+// at the stated maximum the estimate is an upper bound, so it must not
+// read more than 10% under what the shorter sequences measured.
+const MaxUnderBoundPct = 10
+
+// BoundViolations lists the upper-bound cases whose estimate reads more
+// than MaxUnderBoundPct under the measurement.
+func (rep Report) BoundViolations() []Row {
+	var out []Row
+	for _, r := range rep.UpperBounds {
+		if r.ErrorPct(RuleEstimator) < -MaxUnderBoundPct {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Row is one judged case.
 type Row struct {
 	ID       string
+	Method   memory.Method
 	Measure  Measure
 	Reported float64          // bytes
 	Got      map[Rule]float64 // bytes
+	// ShorterSequences: the run's real sequences were shorter than the
+	// estimated length (Case.ShorterSequences).
+	ShorterSequences bool
 }
 
 // ErrorPct is the signed error of a rule in percent of the reported value.
@@ -244,19 +344,37 @@ func (r Row) ErrorPct(rule Rule) float64 {
 // Skipped is a case that was not judged, with the reason.
 type Skipped struct{ ID, Reason string }
 
-// Summary is one rule's accuracy over the judged cases.
+// Summary is one rule's accuracy over a set of judged cases.
 type Summary struct {
 	Rule             Rule
 	MedianAbsErrPct  float64
+	P90AbsErrPct     float64 // 90th percentile of |error|
 	Within25PctShare float64 // 0..1
 	Cases            int
 }
 
+// MethodSummary is every rule's accuracy on one method's cases.
+type MethodSummary struct {
+	Method    memory.Method
+	Summaries []Summary
+}
+
 // Report is the whole comparison.
 type Report struct {
-	Rows      []Row
-	Skipped   []Skipped
-	Summaries []Summary
+	Rows []Row
+	// UpperBounds are the cases whose real sequences were shorter than
+	// the stated length (Case.ShorterSequences): the estimate at that
+	// length is an upper bound, checked apart from the error statistics
+	// (it must not fall more than MaxUnderBoundPct below the measurement).
+	UpperBounds []Row
+	// Capacities are the capacity-boundary cases (BoundCapacity), checked
+	// apart from the error statistics too.
+	Capacities []Row
+	Skipped    []Skipped
+	Summaries  []Summary
+	// ByMethod is the same per method, in memory.BandMethods order
+	// (methods without a judged case are left out).
+	ByMethod []MethodSummary
 }
 
 // Evaluate judges every case that specifies its workload.
@@ -280,19 +398,46 @@ func Evaluate(cases []Case) Report {
 		}
 		// The rules give a job total; the cases report the most loaded GPU.
 		gpus := float64(max(1, w.GPUs))
-		rep.Rows = append(rep.Rows, Row{
-			ID:       c.ID,
-			Measure:  measure,
-			Reported: c.ReportedGB * 1e9,
-			Got: map[Rule]float64{
-				RuleEstimator:       est,
-				RuleWeightsMultiple: ruleOfThumb(RuleWeightsMultiple, w) / gpus,
-				RulePerBillion:      ruleOfThumb(RulePerBillion, w) / gpus,
-			},
-		})
+		got := map[Rule]float64{RuleEstimator: est}
+		for _, rule := range Rules[1:] {
+			got[rule] = ruleOfThumb(rule, w) / gpus
+		}
+		row := Row{
+			ID:               c.ID,
+			Method:           w.Method,
+			Measure:          measure,
+			Reported:         c.ReportedGB * 1e9,
+			Got:              got,
+			ShorterSequences: c.ShorterSequences,
+		}
+		switch {
+		case c.ShorterSequences:
+			rep.UpperBounds = append(rep.UpperBounds, row)
+			continue
+		case c.Bound == BoundCapacity:
+			rep.Capacities = append(rep.Capacities, row)
+			continue
+		}
+		rep.Rows = append(rep.Rows, row)
 	}
 	for _, rule := range Rules {
 		rep.Summaries = append(rep.Summaries, summarize(rule, rep.Rows))
+	}
+	for _, m := range memory.BandMethods {
+		var rows []Row
+		for _, r := range rep.Rows {
+			if r.Method == m {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		ms := MethodSummary{Method: m}
+		for _, rule := range Rules {
+			ms.Summaries = append(ms.Summaries, summarize(rule, rows))
+		}
+		rep.ByMethod = append(rep.ByMethod, ms)
 	}
 	return rep
 }
@@ -317,6 +462,8 @@ func summarize(rule Rule, rows []Row) Summary {
 	} else {
 		s.MedianAbsErrPct = (errs[n/2-1] + errs[n/2]) / 2
 	}
+	// Nearest-rank 90th percentile.
+	s.P90AbsErrPct = errs[max(0, int(math.Ceil(0.9*float64(n)))-1)]
 	s.Within25PctShare = float64(within) / float64(n)
 	return s
 }
@@ -331,21 +478,68 @@ func (rep Report) Summary(rule Rule) Summary {
 	return Summary{Rule: rule}
 }
 
+// MethodSummary returns one rule's summary on one method's cases.
+func (rep Report) MethodSummary(m memory.Method, rule Rule) Summary {
+	for _, ms := range rep.ByMethod {
+		if ms.Method != m {
+			continue
+		}
+		for _, s := range ms.Summaries {
+			if s.Rule == rule {
+				return s
+			}
+		}
+	}
+	return Summary{Rule: rule}
+}
+
+// Bands is the estimator's error band per method, the table the replies
+// quote (memory.ErrorBands): median and 90th-percentile |error| and the
+// share within 25%, on the judged cases of each method.
+func (rep Report) Bands() []memory.ErrorBand {
+	var out []memory.ErrorBand
+	for _, ms := range rep.ByMethod {
+		s := rep.MethodSummary(ms.Method, RuleEstimator)
+		out = append(out, memory.ErrorBand{
+			Method:            ms.Method,
+			Cases:             s.Cases,
+			MedianAbsErrorPct: round1(s.MedianAbsErrPct),
+			P90AbsErrorPct:    round1(s.P90AbsErrPct),
+			Within25PctShare:  math.Round(1000*s.Within25PctShare) / 1000,
+		})
+	}
+	return out
+}
+
+func round1(v float64) float64 { return math.Round(10*v) / 10 }
+
 // WriteTable writes the side-by-side table (GB = 1e9 bytes, as the cases
-// report) and the summary.
+// report), the summary and the per-method table.
 func (rep Report) WriteTable(out io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-42s %-5s %9s %17s %17s %17s\n", "case", "vs", "reported", RuleEstimator, RuleWeightsMultiple, RulePerBillion)
+	fmt.Fprintf(&b, "%-42s %-5s %9s", "case", "vs", "reported")
+	for _, rule := range Rules {
+		fmt.Fprintf(&b, " %17s", rule)
+	}
+	b.WriteByte('\n')
 	for _, r := range rep.Rows {
-		vs := "peak"
-		if r.Measure == MeasureTotal {
-			vs = "total"
-		}
-		fmt.Fprintf(&b, "%-42s %-5s %8.2fG", r.ID, vs, r.Reported/1e9)
+		fmt.Fprintf(&b, "%-42s %-5s %8.2fG", r.ID, r.Measure.short(), r.Reported/1e9)
 		for _, rule := range Rules {
 			fmt.Fprintf(&b, " %8.2fG %+6.0f%%", r.Got[rule]/1e9, r.ErrorPct(rule))
 		}
 		b.WriteByte('\n')
+	}
+	if len(rep.UpperBounds) > 0 {
+		fmt.Fprintf(&b, "\nupper bounds (real sequences shorter than estimated; the estimate must not read more than %d%% under):\n", MaxUnderBoundPct)
+		for _, r := range rep.UpperBounds {
+			fmt.Fprintf(&b, "%-42s %-5s %8.2fG %8.2fG %+6.0f%%\n", r.ID, r.Measure.short(), r.Reported/1e9, r.Got[RuleEstimator]/1e9, r.ErrorPct(RuleEstimator))
+		}
+	}
+	if len(rep.Capacities) > 0 {
+		fmt.Fprintf(&b, "\ncapacity boundaries (the largest workload that fits the GPU; the estimate must fit, by at most %d%%):\n", MaxUnderCapacityPct)
+		for _, r := range rep.Capacities {
+			fmt.Fprintf(&b, "%-42s %-5s %8.2fG %8.2fG %+6.0f%%\n", r.ID, r.Measure.short(), r.Reported/1e9, r.Got[RuleEstimator]/1e9, r.ErrorPct(RuleEstimator))
+		}
 	}
 	b.WriteByte('\n')
 	rep.writeSummary(&b)
@@ -356,7 +550,16 @@ func (rep Report) WriteTable(out io.Writer) error {
 	return nil
 }
 
-// WriteSummary writes only the case counts and each rule's summary.
+// short is the measure's column label.
+func (m Measure) short() string {
+	if m == MeasureTotal {
+		return "total"
+	}
+	return "peak"
+}
+
+// WriteSummary writes only the case counts, each rule's summary and the
+// per-method table.
 func (rep Report) WriteSummary(out io.Writer) error {
 	var b strings.Builder
 	rep.writeSummary(&b)
@@ -367,9 +570,26 @@ func (rep Report) WriteSummary(out io.Writer) error {
 }
 
 func (rep Report) writeSummary(b *strings.Builder) {
-	fmt.Fprintf(b, "%d cases judged, %d skipped (formula, rule-of-thumb, bound or unstated workload)\n", len(rep.Rows), len(rep.Skipped))
+	fmt.Fprintf(b, "%d cases judged, %d upper bounds (%d more than %d%% under), %d capacity boundaries (%d over or more than %d%% under), %d skipped (formula, rule-of-thumb, bound or unstated workload)\n",
+		len(rep.Rows), len(rep.UpperBounds), len(rep.BoundViolations()), MaxUnderBoundPct,
+		len(rep.Capacities), len(rep.CapacityViolations()), MaxUnderCapacityPct, len(rep.Skipped))
 	for _, s := range rep.Summaries {
 		fmt.Fprintf(b, "%-22s median |error| %5.1f%%   within 25%%: %5.1f%% (%d cases)\n",
 			s.Rule, s.MedianAbsErrPct, 100*s.Within25PctShare, s.Cases)
+	}
+	if len(rep.ByMethod) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nper method: median |error| / within 25%%\n%-10s %5s", "method", "cases")
+	for _, rule := range Rules {
+		fmt.Fprintf(b, " %22s", rule)
+	}
+	fmt.Fprintf(b, " %12s\n", "estimator p90")
+	for _, ms := range rep.ByMethod {
+		fmt.Fprintf(b, "%-10s %5d", ms.Method, ms.Summaries[0].Cases)
+		for _, s := range ms.Summaries {
+			fmt.Fprintf(b, " %12.1f%% / %5.1f%%", s.MedianAbsErrPct, 100*s.Within25PctShare)
+		}
+		fmt.Fprintf(b, " %11.1f%%\n", ms.Summaries[0].P90AbsErrPct)
 	}
 }

@@ -2,9 +2,12 @@ package accuracy
 
 import (
 	"bytes"
+	"math"
 	"os"
+	"reflect"
 	"testing"
 
+	"github.com/vrambot/vrambot/advisor/memory"
 	"github.com/vrambot/vrambot/internal/golden"
 )
 
@@ -99,6 +102,133 @@ func TestExtraAccuracy(t *testing.T) {
 		}
 	}
 	golden.Check(t, "extra-accuracy.golden", table.Bytes())
+}
+
+// trainingCasesPath holds training runs with the techniques of
+// docs/memory-model.md §6 (torchtitan, torchtune, PEFT's FSDP and
+// DeepSpeed guides), in the cases.jsonl format; each line names its source.
+const trainingCasesPath = "testdata/training-cases.jsonl"
+
+func loadFile(t *testing.T, path string) []Case {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := ParseCases(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return cases
+}
+
+// allCases is every measured case the repository holds.
+func allCases(t *testing.T) []Case {
+	var all []Case
+	for _, p := range []string{casesPath, extraCasesPath, trainingCasesPath} {
+		all = append(all, loadFile(t, p)...)
+	}
+	return all
+}
+
+// TestTrainingAccuracy judges the training-technique cases on their own.
+func TestTrainingAccuracy(t *testing.T) {
+	rep := Evaluate(loadFile(t, trainingCasesPath))
+	est := rep.Summary(RuleEstimator)
+	if est.Cases < 15 {
+		t.Fatalf("only %d training cases judged", est.Cases)
+	}
+	if est.MedianAbsErrPct > 15 || est.Within25PctShare < 0.8 {
+		t.Errorf("training cases: median |error| %.1f%%, within 25%% %.0f%%: want <= 15%% and >= 80%%", est.MedianAbsErrPct, 100*est.Within25PctShare)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "training-accuracy.golden", table.Bytes())
+}
+
+// TestCombinedAccuracy is issue 11's acceptance on every measured case the
+// repository holds: median |error| <= 10%, >= 85% within 25%, better than
+// each baseline (both figures) overall and per method, and no run with
+// shorter real sequences estimated more than 10% under its measurement.
+func TestCombinedAccuracy(t *testing.T) {
+	rep := Evaluate(allCases(t))
+	est := rep.Summary(RuleEstimator)
+	if est.MedianAbsErrPct > 10 || est.Within25PctShare < 0.85 {
+		t.Errorf("all cases: median |error| %.1f%%, within 25%% %.1f%%: want <= 10%% and >= 85%%", est.MedianAbsErrPct, 100*est.Within25PctShare)
+	}
+	for _, rule := range Rules[1:] {
+		s := rep.Summary(rule)
+		if s.MedianAbsErrPct <= est.MedianAbsErrPct || s.Within25PctShare >= est.Within25PctShare {
+			t.Errorf("%s is not worse than the estimator: median %.1f%%, within 25%% %.1f%%", rule, s.MedianAbsErrPct, 100*s.Within25PctShare)
+		}
+		for _, ms := range rep.ByMethod {
+			m := rep.MethodSummary(ms.Method, RuleEstimator)
+			b := rep.MethodSummary(ms.Method, rule)
+			if b.MedianAbsErrPct <= m.MedianAbsErrPct {
+				t.Errorf("%s: %s median %.1f%% beats the estimator's %.1f%%", ms.Method, rule, b.MedianAbsErrPct, m.MedianAbsErrPct)
+			}
+		}
+	}
+	if len(rep.UpperBounds) == 0 {
+		t.Error("no upper-bound case: the shorter-sequences rule is untested")
+	}
+	for _, r := range rep.BoundViolations() {
+		t.Errorf("%s: real sequences were shorter, yet the estimate reads %.0f%% under the measurement", r.ID, r.ErrorPct(RuleEstimator))
+	}
+	// Unsloth's context-length benchmarks: the longest context that fits
+	// each card must be estimated to fit it, and not by far.
+	if len(rep.Capacities) < 10 {
+		t.Errorf("only %d capacity boundaries", len(rep.Capacities))
+	}
+	for _, r := range rep.CapacityViolations() {
+		t.Errorf("%s: the largest context that fits is estimated at %+.0f%% of the card", r.ID, r.ErrorPct(RuleEstimator))
+	}
+}
+
+// TestErrorBandsAreCurrent: the bands every estimate quotes
+// (advisor/memory/errorbands.json) are this harness's per-method table
+// over all the cases; regenerate with
+// go run ./advisor/memory/cmd/accuracy -bands advisor/memory/errorbands.json
+func TestErrorBandsAreCurrent(t *testing.T) {
+	want := Evaluate(allCases(t)).Bands()
+	got := memory.ErrorBands()
+	for i := range got {
+		got[i].Source = ""
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("advisor/memory/errorbands.json is stale:\n got %+v\nwant %+v\nrun: go run ./advisor/memory/cmd/accuracy -bands advisor/memory/errorbands.json", got, want)
+	}
+	if _, ok := memory.ErrorBandFor(memory.MethodDoRA); !ok {
+		t.Error("DoRA has no band, not even LoRA's")
+	}
+}
+
+func TestGPUPoorFormula(t *testing.T) {
+	// gpu_poor's own example: the Llama-2-7B config with its defaults
+	// (QLoRA, Adam, 1 × 512 tokens, no checkpointing): model 3.2 GiB
+	// after its 4-bit rounding, fixed 650 MiB overhead.
+	w := memory.Resolve(memory.Workload{ModelName: "llama-2-7b", Method: memory.MethodQLoRA, Batch: 1, SeqLen: 512,
+		Optimizer: memory.OptimizerAdamW, Checkpointing: memory.CheckpointOff})
+	cfg := gpuPoorConfigFor(w)
+	if cfg.vocab != 32000 || cfg.hidden != 4096 || cfg.layers != 32 || cfg.inter != 11008 {
+		t.Fatalf("config %+v", cfg)
+	}
+	model := gpuPoorModelMiB(cfg.params, "no_quant", "qlora")
+	if want := cfg.params*2/(1<<20)*(0.25+0.06) - cfg.params*2/(64*(1<<20)); math.Abs(model-want) > 1e-6 {
+		t.Errorf("qlora model size %.1f MiB, want %.1f", model, want)
+	}
+	total := gpuPoorBytes(w)
+	if total <= model*(1<<20)+650*(1<<20) {
+		t.Errorf("total %.0f bytes does not exceed the model and the overhead", total)
+	}
+	// Checkpointing is a flat 0.15 on activations.
+	gc := w
+	gc.GradCheckpointing = true
+	if gpuPoorBytes(gc) >= total {
+		t.Error("gradient checkpointing does not lower gpu_poor's estimate")
+	}
 }
 
 func TestCaseMapping(t *testing.T) {

@@ -1,12 +1,17 @@
 // Command accuracy prints the memory estimator's error on the public
-// measured cases side by side with two rules of thumb, then the same for
-// the extra cases collected from public sources (testdata/extra-cases.jsonl)
-// and a summary over both:
+// measured cases side by side with three baselines (two rules of thumb and
+// gpu_poor's formula), one table per case file, then a summary over all of
+// them with the per-method table that every estimate's error band quotes
+// (advisor/memory/errorbands.json):
 //
-//	go run ./advisor/memory/cmd/accuracy [-cases advisor/memory/accuracy/testdata/cases.jsonl] [-extra advisor/memory/accuracy/testdata/extra-cases.jsonl] [-skipped]
+//	go run ./advisor/memory/cmd/accuracy [-skipped] [-bands advisor/memory/errorbands.json]
+//
+// -bands rewrites the embedded band table from the combined cases (the
+// accuracy tests fail while it is stale).
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -18,13 +23,17 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	path := flag.String("cases", "advisor/memory/accuracy/testdata/cases.jsonl", "JSON Lines file of measured cases")
-	extra := flag.String("extra", "advisor/memory/accuracy/testdata/extra-cases.jsonl", "second JSON Lines file of measured cases, reported separately and combined (empty: none)")
+	extra := flag.String("extra", "advisor/memory/accuracy/testdata/extra-cases.jsonl", "second JSON Lines file of measured cases (empty: none)")
+	training := flag.String("training", "advisor/memory/accuracy/testdata/training-cases.jsonl", "third JSON Lines file: training runs with the techniques of docs/memory-model.md §6 (empty: none)")
 	skipped := flag.Bool("skipped", false, "also list the cases not judged and why")
+	bands := flag.String("bands", "", "write the per-method error bands of the combined cases to this JSON file")
 	flag.Parse()
 	var all []accuracy.Case
 	files := []string{*path}
-	if *extra != "" {
-		files = append(files, *extra)
+	for _, f := range []string{*extra, *training} {
+		if f != "" {
+			files = append(files, f)
+		}
 	}
 	for _, p := range files {
 		cases, err := load(p)
@@ -32,20 +41,28 @@ func run() int {
 			fmt.Fprintf(os.Stderr, "accuracy: %v\n", err)
 			return 2
 		}
-		if len(files) > 1 {
-			fmt.Printf("== %s\n", p)
-		}
+		fmt.Printf("== %s\n", p)
 		if code := report(cases, *skipped); code != 0 {
 			return code
 		}
 		all = append(all, cases...)
 	}
-	if len(files) > 1 {
-		fmt.Printf("\n== combined\n")
-		if err := accuracy.Evaluate(all).WriteSummary(os.Stdout); err != nil {
-			fmt.Fprintf(os.Stderr, "accuracy: %v\n", err)
+	rep := accuracy.Evaluate(all)
+	fmt.Printf("== combined\n")
+	if err := rep.WriteSummary(os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "accuracy: %v\n", err)
+		return 1
+	}
+	if *bands != "" {
+		data, err := json.MarshalIndent(rep.Bands(), "", "  ")
+		if err == nil {
+			err = os.WriteFile(*bands, append(data, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "accuracy: write bands: %v\n", err)
 			return 1
 		}
+		fmt.Printf("\nwrote %s\n", *bands)
 	}
 	return 0
 }

@@ -1,0 +1,111 @@
+package memory
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// ErrorBand is the estimator's measured error on one method's public
+// measured cases: the table `go run ./advisor/memory/cmd/accuracy` prints
+// (advisor/memory/accuracy), embedded here as errorbands.json so that every
+// estimate can say how far off it tends to be. The accuracy package's tests
+// recompute it from the cases and fail when this copy is stale.
+type ErrorBand struct {
+	Method            Method  `json:"method"`
+	Cases             int     `json:"cases"`
+	MedianAbsErrorPct float64 `json:"median_abs_error_pct"`
+	P90AbsErrorPct    float64 `json:"p90_abs_error_pct"`
+	Within25PctShare  float64 `json:"within_25_pct_share"`
+	// BorrowedFrom is set when Method has no measured case and the band
+	// is that of the nearest method measured.
+	BorrowedFrom Method `json:"borrowed_from,omitempty"`
+	Source       string `json:"source,omitempty"`
+}
+
+// BandSource says where the bands come from and how to reproduce them.
+const BandSource = "advisor/memory/accuracy on the public measured cases (go run ./advisor/memory/cmd/accuracy)"
+
+// BandMethods are the methods with a band, in report order.
+var BandMethods = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodDoRA, MethodFreeze, MethodInference}
+
+// bandFallback is the method whose band stands in for one with no
+// measured case: DoRA is LoRA plus a magnitude vector, freeze trains a
+// slice of the full model.
+var bandFallback = map[Method]Method{MethodDoRA: MethodLoRA, MethodFreeze: MethodFull, MethodQLoRA: MethodLoRA}
+
+//go:embed errorbands.json
+var errorBandsJSON []byte
+
+// errorBands is errorbands.json parsed once; the file is the package's own
+// generated data, so a parse error is a build defect its tests catch.
+var errorBands = func() map[Method]ErrorBand {
+	var list []ErrorBand
+	if err := json.Unmarshal(errorBandsJSON, &list); err != nil {
+		return nil
+	}
+	out := make(map[Method]ErrorBand, len(list))
+	for _, b := range list {
+		b.Source = BandSource
+		out[b.Method] = b
+	}
+	return out
+}()
+
+// ErrorBands lists the embedded bands in BandMethods order.
+func ErrorBands() []ErrorBand {
+	var out []ErrorBand
+	for _, m := range BandMethods {
+		if b, ok := errorBands[m]; ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ErrorBandFor is the measured band for method m, or the nearest measured
+// method's (BorrowedFrom says so); ok is false when none is known.
+func ErrorBandFor(m Method) (ErrorBand, bool) {
+	if b, ok := errorBands[m]; ok && b.Cases > 0 {
+		return b, true
+	}
+	if f, ok := bandFallback[m]; ok {
+		if b, ok := ErrorBandFor(f); ok {
+			b.BorrowedFrom, b.Method = b.Method, m
+			return b, true
+		}
+	}
+	return ErrorBand{}, false
+}
+
+// Text is the band as a reply states it: "±6% typical, 90% of runs within
+// ±18% (23 measured LoRA runs)".
+func (b ErrorBand) Text() string {
+	s := fmt.Sprintf("±%s%% typical, 9 in 10 within ±%s%% (%d measured %s runs",
+		pct(b.MedianAbsErrorPct), pct(b.P90AbsErrorPct), b.Cases, MethodLabel(b.Method))
+	if b.BorrowedFrom != "" {
+		s = fmt.Sprintf("±%s%% typical, 9 in 10 within ±%s%% (no measured %s run: the band of %d measured %s runs",
+			pct(b.MedianAbsErrorPct), pct(b.P90AbsErrorPct), MethodLabel(b.Method), b.Cases, MethodLabel(b.BorrowedFrom))
+	}
+	return s + ")"
+}
+
+func pct(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
+
+// MethodLabel is a method's name in prose.
+func MethodLabel(m Method) string {
+	switch m {
+	case MethodFull:
+		return "full fine-tuning"
+	case MethodLoRA:
+		return "LoRA"
+	case MethodQLoRA:
+		return "QLoRA"
+	case MethodDoRA:
+		return "DoRA"
+	case MethodFreeze:
+		return "freeze"
+	}
+	return string(m)
+}

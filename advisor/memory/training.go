@@ -1,0 +1,324 @@
+package memory
+
+import (
+	"math"
+	"slices"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
+)
+
+// Checkpointing is the activation checkpointing mode (docs/memory-model.md §6.1).
+type Checkpointing string
+
+// Checkpointing modes.
+const (
+	// CheckpointOff keeps every block's activations for backward.
+	CheckpointOff Checkpointing = "off"
+	// CheckpointFull keeps each block's input and recomputes the block in
+	// backward (Korthikanti et al. 2022, "full recomputation").
+	CheckpointFull Checkpointing = "full"
+	// CheckpointSelective is per-op selective checkpointing as torchtitan
+	// runs it by default (mode "selective", option "op"): the outputs of
+	// every other matmul and of attention are kept, the cheap pointwise ops
+	// (norms, activations, products) and the other matmuls are recomputed;
+	// the attention scores are never kept (Megatron's selective recompute).
+	CheckpointSelective Checkpointing = "selective"
+	// CheckpointOffloaded is Unsloth's offloaded checkpointing
+	// (use_gradient_checkpointing="unsloth"): full checkpointing whose
+	// block inputs are copied to CPU RAM asynchronously.
+	CheckpointOffloaded Checkpointing = "offloaded"
+)
+
+// Sharding is how data-parallel GPUs hold the model states (docs/memory-model.md §6.2).
+type Sharding string
+
+// Sharding strategies.
+const (
+	// ShardingNone is one GPU, or data parallel where nothing is sharded.
+	ShardingNone Sharding = "none"
+	// ShardingDDP is PyTorch DistributedDataParallel: every GPU holds the
+	// whole model, its gradients and an all-reduce bucket copy of them.
+	ShardingDDP Sharding = "ddp"
+	// ShardingDeepSpeed is DeepSpeed ZeRO at Workload.ZeroStage.
+	ShardingDeepSpeed Sharding = "deepspeed"
+	// ShardingFSDP is PyTorch FSDP: ZeroStage 3 is FULL_SHARD (FSDP2
+	// fully_shard), 2 is SHARD_GRAD_OP.
+	ShardingFSDP Sharding = "fsdp"
+)
+
+// Loss is the cross-entropy implementation (docs/memory-model.md §6.3).
+type Loss string
+
+// Losses.
+const (
+	// LossStandard materialises the b·s·V logits, their fp32 upcast and
+	// the fp32 gradient.
+	LossStandard Loss = "standard"
+	// LossChunked computes the logits and the loss a chunk of tokens at a
+	// time (Liger fused linear cross-entropy, torchtune chunked losses,
+	// Unsloth's fused loss, TRL chunked_nll).
+	LossChunked Loss = "chunked"
+)
+
+// Framework is a training stack whose defaults decide memory (docs/memory-model.md §6.6).
+type Framework string
+
+// Training frameworks with memory-relevant defaults. Others (plain
+// PyTorch, the HF Trainer, Lightning, DeepSpeed) train with checkpointing
+// off and the standard loss unless told otherwise.
+const (
+	FrameworkUnsloth      Framework = "unsloth"
+	FrameworkAxolotl      Framework = "axolotl"
+	FrameworkTorchtune    Framework = "torchtune"
+	FrameworkTRL          Framework = "trl"
+	FrameworkLlamaFactory Framework = "llama-factory"
+	FrameworkTorchtitan   Framework = "torchtitan"
+)
+
+// frameworkDefaults is what a framework's recipes do when the user does
+// not say, with the file that says so (docs/memory-model.md §6.6).
+type frameworkDefaults struct {
+	checkpointing Checkpointing
+	loss          Loss
+	// pureBF16: parameters, gradients and optimizer states in bf16 (no
+	// fp32 master copy).
+	pureBF16 bool
+	// shardsAdapters: multi-GPU LoRA recipes shard the frozen base with
+	// FSDP (not DDP).
+	shardsAdapters bool
+	// fusedNorms: the framework's RMSNorm kernel keeps its 16-bit input
+	// and the inverse RMS, not an fp32 copy and the normalised output.
+	fusedNorms bool
+	// noLoRADropout: the recipes set lora_dropout 0, so adapters read the
+	// base layers' own inputs instead of a dropped copy each.
+	noLoRADropout bool
+	// torchaoNF4: 4-bit weights are torchao NF4 tensors (double-quantised
+	// scales; their linear saves the weight, not its input), not
+	// bitsandbytes Linear4bit.
+	torchaoNF4 bool
+	// doubleQuant: bitsandbytes 4-bit with double-quantised scales.
+	doubleQuant bool
+	// fusedLoRA: the adapted block runs as the framework's fused autograd
+	// functions (fusedLoRABlock), not module by module.
+	fusedLoRA bool
+	// lossChunks: the chunked loss computes the logits and their fp32
+	// upcast in this many pieces of tokens (torchtune's 8); 0 is a fused
+	// linear cross-entropy sized like Liger's (chunkedLogitsBytes).
+	lossChunks int
+	source     string
+}
+
+var frameworks = map[Framework]frameworkDefaults{
+	FrameworkUnsloth: {
+		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true,
+		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation`,
+	},
+	FrameworkTorchtune: {
+		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks,
+		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
+	},
+	FrameworkAxolotl: {
+		checkpointing: CheckpointFull, loss: LossStandard,
+		source: "axolotl example configs: gradient_checkpointing: true",
+	},
+	FrameworkTRL: {
+		checkpointing: CheckpointFull, loss: LossChunked,
+		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
+	},
+	FrameworkTorchtitan: {
+		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true,
+		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU`,
+	},
+	FrameworkLlamaFactory: {
+		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true,
+		source: "LLaMA-Factory model and finetuning args: disable_gradient_checkpointing=False (checkpointing on), lora_dropout=0.0",
+	},
+}
+
+// Frameworks lists the training frameworks with memory defaults, sorted.
+func Frameworks() []Framework {
+	out := make([]Framework, 0, len(frameworks))
+	for f := range frameworks {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// FrameworkPureBF16 reports whether fw trains in pure bf16 (parameters,
+// gradients and optimizer states), so that a query without precision= is
+// estimated as bf16 rather than AMP with fp32 master weights.
+func FrameworkPureBF16(fw Framework) bool { return frameworks[fw].pureBF16 }
+
+var (
+	checkpointings = []Checkpointing{CheckpointOff, CheckpointFull, CheckpointSelective, CheckpointOffloaded}
+	shardings      = []Sharding{ShardingNone, ShardingDDP, ShardingDeepSpeed, ShardingFSDP}
+	losses         = []Loss{LossStandard, LossChunked}
+)
+
+// dataParallel is the data-parallel degree: the GPUs that are neither
+// tensor- nor pipeline-parallel ranks of one another.
+func dataParallel(w Workload) int { return max(1, w.GPUs/max(1, w.TP*w.PP)) }
+
+// resolveTraining fills the training techniques' defaults as the tools
+// have them, each noted (docs/memory-model.md §6.6): checkpointing, the
+// loss, and how several GPUs share the model states.
+func resolveTraining(w *Workload, note func(string, ...any)) {
+	fw, known := frameworks[w.Framework]
+	if !known {
+		w.Framework = ""
+	}
+	training := w.Method != MethodInference
+
+	if !slices.Contains(checkpointings, w.Checkpointing) {
+		w.Checkpointing = ""
+	}
+	switch {
+	case !training:
+		w.Checkpointing = CheckpointOff
+	case w.Checkpointing != "":
+	case w.GradCheckpointing:
+		w.Checkpointing = CheckpointFull
+	case known:
+		w.Checkpointing = fw.checkpointing
+		note("activation checkpointing not given: %s, as %s (%s)", checkpointWords(fw.checkpointing), w.Framework, fw.source)
+	case w.Method == MethodQLoRA:
+		w.Checkpointing = CheckpointFull
+		note("activation checkpointing not given: on for QLoRA, as PEFT's prepare_model_for_kbit_training, TRL, Unsloth and torchtune turn it on (gc=off to estimate without)")
+	default:
+		w.Checkpointing = CheckpointOff
+		note("activation checkpointing not given: off (gc=on, gc=selective to estimate with)")
+	}
+	w.GradCheckpointing = w.Checkpointing != CheckpointOff
+
+	if !slices.Contains(losses, w.Loss) {
+		w.Loss = ""
+	}
+	switch {
+	case !training:
+		w.Loss = ""
+	case w.Loss != "":
+	case w.ChunkedLoss:
+		w.Loss = LossChunked
+	case known && fw.loss == LossChunked:
+		w.Loss = LossChunked
+		note("loss not given: chunked cross-entropy, as %s", w.Framework)
+	default:
+		w.Loss = LossStandard
+	}
+	w.ChunkedLoss = w.Loss == LossChunked
+
+	if !training {
+		w.OptimizerInBackward, w.ActivationOffload = false, false
+	}
+	if w.OptimizerInBackward {
+		note("optimizer step fused into backward: each gradient is freed once its parameter is updated (needs no gradient accumulation)")
+	}
+
+	if !slices.Contains(shardings, w.Sharding) {
+		w.Sharding = ""
+	}
+	dp := dataParallel(*w)
+	switch {
+	case w.Sharding == ShardingDDP:
+		w.ZeroStage = 0
+	case w.Sharding == ShardingFSDP:
+		if w.ZeroStage < 2 {
+			w.ZeroStage = 3
+		}
+	case w.Sharding == ShardingDeepSpeed:
+		if w.ZeroStage == 0 {
+			w.Sharding = ShardingNone
+			if dp > 1 {
+				w.Sharding = ShardingDDP
+			}
+		}
+	case w.ZeroStage > 0:
+		w.Sharding = ShardingDeepSpeed
+	case !training || dp == 1:
+		w.Sharding = ShardingNone
+	case w.Method == MethodFull || w.Method == MethodFreeze:
+		w.Sharding, w.ZeroStage = ShardingFSDP, 3
+		note("sharding not given: FSDP full shard (ZeRO-3 equivalent) across the %d data-parallel GPUs, as multi-GPU full fine-tuning runs (ddp or zero= to say otherwise)", dp)
+	case known && fw.shardsAdapters:
+		w.Sharding, w.ZeroStage = ShardingFSDP, 3
+		note("sharding not given: FSDP full shard of the frozen base, as %s's distributed LoRA recipes", w.Framework)
+	default:
+		w.Sharding = ShardingDDP
+		note("sharding not given: plain data parallel (DDP), each of the %d GPUs holding the whole model (fsdp or zero=3 to shard it)", dp)
+	}
+	if w.Sharding == ShardingFSDP && w.Offload == OffloadOptimizer {
+		w.Offload = OffloadParam
+		note("FSDP's CPU offload moves parameters, gradients and the optimizer step to the CPU together (FSDP has no optimizer-only offload)")
+	}
+}
+
+// checkpointWords names a checkpointing mode for an assumption.
+func checkpointWords(c Checkpointing) string {
+	switch c {
+	case CheckpointFull:
+		return "on (full)"
+	case CheckpointSelective:
+		return "selective (per-op)"
+	case CheckpointOffloaded:
+		return "offloaded to CPU RAM (Unsloth's)"
+	}
+	return string(c)
+}
+
+// torchtuneLossChunks is torchtune's num_output_chunks (CEWithChunkedOutputLoss,
+// LinearCrossEntropyLoss).
+const torchtuneLossChunks = 8
+
+// chunkedLogitsBytes is the loss's share of memory under a chunked loss
+// (docs/memory-model.md §6.3). torchtune computes the logits, their fp32
+// upcast and gradient in lossChunks pieces. A fused linear cross-entropy
+// (Liger, Unsloth, TRL's chunked_nll) never holds more than one chunk of
+// logits, which it sizes as Liger does so that a chunk weighs about as
+// much as the hidden states (inc_factor = ceil(V/H), chunk =
+// next_power_of_2(ceil(b·s/inc_factor)) tokens; the cross-entropy kernel
+// writes its gradient into the chunk), plus the gradient of the hidden
+// states, allocated whole, and for a trained output head its gradient
+// accumulator (liger_kernel/ops/fused_linear_cross_entropy.py).
+func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab float64) float64 {
+	tp := float64(w.TP)
+	if n := frameworks[w.Framework].lossChunks; n > 0 {
+		return tokens * vocab * (r.act + logitsUpcastBytes) / float64(n) / tp
+	}
+	h := float64(m.HiddenSize)
+	inc := math.Ceil(vocab / math.Max(1, h))
+	chunk := math.Min(tokens, math.Exp2(math.Ceil(math.Log2(math.Max(1, math.Ceil(tokens/inc))))))
+	b := chunk*vocab*r.act + tokens*h*r.act
+	if w.Method == MethodFull {
+		b += vocab * h * r.grad
+	}
+	return b / tp
+}
+
+// fusedLoRABlock is what Unsloth's fused kernels keep for backward per
+// token of an adapted block (unsloth/kernels/fast_lora.py: LoRA_QKV and
+// LoRA_W keep their input, LoRA_MLP its input and the gate and up outputs,
+// recomputing their product; rms_layernorm.py keeps its 16-bit input and
+// the inverse RMS): the two norms' inputs, the attention input, the MLP
+// input, flash attention's q, k, v and output, the gate and up outputs,
+// and each adapter's rank-wide A output. The frozen 4-bit weights are
+// dequantised inside the kernels and keep nothing of their own.
+func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockBytes {
+	e := r.act
+	var b blockBytes
+	b.perTokenShared = 4 * e * ls.h
+	b.perToken = e * (2*ls.q + 2*ls.kv)
+	if ls.gated {
+		b.perToken += 2 * e * ls.i
+	} else {
+		b.perToken += e * ls.i
+	}
+	mods, n := loraModules(m, ls, w.LoRATargets)
+	for _, mod := range mods[:n] {
+		b.perToken += mod.active * e * float64(w.LoRARank)
+		if w.Method == MethodDoRA {
+			b.perToken += mod.active * doraSavedOutputs * e * mod.out
+		}
+	}
+	return b
+}
