@@ -105,7 +105,10 @@ type frameworkDefaults struct {
 	// upcast in this many pieces of tokens (torchtune's 8); 0 is a fused
 	// linear cross-entropy sized like Liger's (chunkedLogitsBytes).
 	lossChunks int
-	source     string
+	// sequenceParallel: tensor parallelism comes with sequence
+	// parallelism (sequenceParallelSplit).
+	sequenceParallel bool
+	source           string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
@@ -126,8 +129,8 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
 	},
 	FrameworkTorchtitan: {
-		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true,
-		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU`,
+		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true, sequenceParallel: true,
+		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU; tensor parallelism with sequence parallelism (apply_tp)`,
 	},
 	FrameworkLlamaFactory: {
 		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true,
@@ -306,7 +309,8 @@ func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab flo
 func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockBytes {
 	e := r.act
 	var b blockBytes
-	b.perTokenShared = 4 * e * ls.h
+	b.perTokenShared = 2 * e * ls.h   // the norms' inputs
+	b.perTokenGathered = 2 * e * ls.h // the attention and MLP inputs
 	b.perToken = e * (2*ls.q + 2*ls.kv)
 	if ls.gated {
 		b.perToken += 2 * e * ls.i

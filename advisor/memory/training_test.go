@@ -76,7 +76,7 @@ func TestSelectiveCheckpointingKeepsTheOpPolicy(t *testing.T) {
 	m := w.Model
 	h, q, kv, i := 4096.0, 4096.0, 1024.0, 14336.0
 	want := 2*(h+q+kv+i+h+q) + 4*32
-	if got := selectiveBytesPerToken(shapeAt(m, 0), regimeFor(PrecisionBF16), 1); got != want {
+	if got := selectiveBytesPerToken(shapeAt(m, 0), regimeFor(PrecisionBF16), 1, 1); got != want {
 		t.Errorf("selective keeps %.0f bytes per token per block, want %.0f", got, want)
 	}
 	acts := map[Checkpointing]int64{}
