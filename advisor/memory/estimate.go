@@ -125,11 +125,8 @@ func Estimate(w Workload) Breakdown {
 	logits := logitsBytes(w, m, r)
 	kv := kvCacheBytes(w, m)
 
+	peak := states.weights + states.grads + states.optim + act + logits + kv
 	static := states.weights + states.grads + states.optim
-	// The step runs after backward has freed the activations and the
-	// logits, so its temporaries compete with them, not add to them.
-	step := optimizerStepBytes(w, states)
-	peak := static + math.Max(act+logits+kv, step)
 	total := static*(1+staticSlack) + (peak-static)*(1+dynamicSlack) + cudaContextBytes
 	if w.GPUs > 1 {
 		total += multiGPUCommBytes
@@ -141,7 +138,6 @@ func Estimate(w Workload) Breakdown {
 		ActivationsBytes:   sat(act),
 		LogitsBytes:        sat(logits),
 		KVCacheBytes:       sat(kv),
-		OptimizerStepBytes: sat(step),
 		PeakAllocatedBytes: sat(peak),
 		TotalBytes:         sat(total),
 	}
@@ -211,24 +207,6 @@ func largestLayerParams(m catalog.Model) float64 {
 		largest = math.Max(largest, s.h*math.Max(s.widestLinear, s.q))
 	}
 	return largest
-}
-
-// optimizerStepBytes is what the optimizer step allocates on top of the
-// model states. PyTorch's AdamW runs its foreach implementation by default
-// on CUDA (torch.optim._default_to_fused_or_foreach since PyTorch 2.0),
-// which computes √v for every parameter of a group at once, a temporary
-// list the size of one state (torch/optim/adamw.py _multi_tensor_adamw:
-// exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)), on the local
-// shard under FSDP. Fused kernels allocate none: torch's fused=True
-// (torchtune's and torchtitan's configs), DeepSpeed's FusedAdam and
-// CPUAdam, bitsandbytes' 8-bit optimizers; nor does a step per parameter
-// (optimizer in backward) or a step on the CPU (offload).
-func optimizerStepBytes(w Workload, s states) float64 {
-	if w.Optimizer != OptimizerAdamW || w.Sharding == ShardingDeepSpeed || w.OptimizerInBackward ||
-		w.Offload != OffloadNone || frameworks[w.Framework].fusedOptimizer {
-		return 0
-	}
-	return s.optim / 2 // exp_avg and exp_avg_sq: the temporary is one of them
 }
 
 // optimizerStateBytes is the optimizer state per trainable parameter,

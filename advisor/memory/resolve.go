@@ -7,7 +7,6 @@ import (
 
 	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
-	"github.com/vrambot/vrambot/advisor/units"
 )
 
 // Defaults that Resolve fills in, each reported as an assumption.
@@ -193,20 +192,7 @@ func resolve(w Workload, record bool) Workload {
 		note("paged-adamw-8bit: its state lives in CUDA unified memory outside PyTorch's allocator and pages to CPU RAM under pressure, so it is not counted on the GPU")
 	}
 	w.TrainableParams = TrainableParams(w)
-	if record {
-		noteOptimizerStep(w, note)
-	}
 	return w
-}
-
-// noteOptimizerStep says so when the optimizer step, not backward, sets the
-// peak (optimizerStepBytes): the estimate then exceeds the parts listed.
-func noteOptimizerStep(w Workload, note func(string, ...any)) {
-	b := Estimate(w)
-	if b.OptimizerStepBytes > 0 && b.OptimizerStepBytes > b.ActivationsBytes+b.LogitsBytes+b.KVCacheBytes {
-		note("peak at the optimizer step: PyTorch's default foreach AdamW allocates a √v temporary the size of one optimizer state, %s per GPU, more than backward's activations and logits (a fused AdamW — torch fused=True, torchtune, torchtitan, DeepSpeed — allocates none)",
-			units.FormatGiB(b.OptimizerStepBytes))
-	}
 }
 
 // resolveCheckpoint reconciles the precision with how the checkpoint is

@@ -108,10 +108,7 @@ type frameworkDefaults struct {
 	// sequenceParallel: tensor parallelism comes with sequence
 	// parallelism (sequenceParallelSplit).
 	sequenceParallel bool
-	// fusedOptimizer: the recipes build AdamW with fused=True, whose step
-	// allocates no temporaries (optimizerStepBytes).
-	fusedOptimizer bool
-	source         string
+	source           string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
@@ -120,8 +117,8 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation`,
 	},
 	FrameworkTorchtune: {
-		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks, fusedOptimizer: true,
-		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, torch.optim.AdamW fused: True, FSDP2 distributed recipes",
+		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks,
+		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
 	},
 	FrameworkAxolotl: {
 		checkpointing: CheckpointFull, loss: LossStandard,
@@ -132,8 +129,8 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
 	},
 	FrameworkTorchtitan: {
-		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true, sequenceParallel: true, fusedOptimizer: true,
-		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU; tensor parallelism with sequence parallelism (apply_tp); [optimizer] implementation "fused"`,
+		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true, sequenceParallel: true,
+		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU; tensor parallelism with sequence parallelism (apply_tp)`,
 	},
 	FrameworkLlamaFactory: {
 		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true,

@@ -173,9 +173,7 @@ type Workload struct {
 // Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").
 // PeakAllocated is what torch.cuda.max_memory_allocated() would report;
 // Total is what nvidia-smi would show (peak + allocator reserve + context),
-// and RuntimeOverhead = Total - PeakAllocated. PeakAllocated is the model
-// states plus the larger of backward's working set (activations, logits,
-// KV cache) and the optimizer step's temporaries (OptimizerStepBytes). With a serving engine
+// and RuntimeOverhead = Total - PeakAllocated. With a serving engine
 // (vLLM, SGLang, TGI, llama.cpp, Ollama) the figures are the engine's own
 // (advisor/serving): Weights as it logs them, Activations its profiled
 // peak, KVCache the cache of the requested batch (or users) × seq_len, and
@@ -183,16 +181,12 @@ type Workload struct {
 // starts and holds that load; on any card it starts on, vLLM reserves
 // gpu_memory_utilization × the card, which is what nvidia-smi shows there.
 type Breakdown struct {
-	WeightsBytes     int64 `json:"weights_bytes"`
-	GradientsBytes   int64 `json:"gradients_bytes"`
-	OptimizerBytes   int64 `json:"optimizer_bytes"`
-	ActivationsBytes int64 `json:"activations_bytes"`
-	LogitsBytes      int64 `json:"logits_bytes"`
-	KVCacheBytes     int64 `json:"kv_cache_bytes"`
-	// OptimizerStepBytes is the optimizer step's temporaries (the foreach
-	// AdamW's √v list), allocated after backward has freed the activations
-	// and logits: the peak is the larger of the two moments.
-	OptimizerStepBytes   int64 `json:"optimizer_step_bytes,omitempty"`
+	WeightsBytes         int64 `json:"weights_bytes"`
+	GradientsBytes       int64 `json:"gradients_bytes"`
+	OptimizerBytes       int64 `json:"optimizer_bytes"`
+	ActivationsBytes     int64 `json:"activations_bytes"`
+	LogitsBytes          int64 `json:"logits_bytes"`
+	KVCacheBytes         int64 `json:"kv_cache_bytes"`
 	PeakAllocatedBytes   int64 `json:"peak_allocated_bytes"`
 	RuntimeOverheadBytes int64 `json:"runtime_overhead_bytes"`
 	TotalBytes           int64 `json:"total_bytes"`
