@@ -157,6 +157,10 @@ func TestParseQuery(t *testing.T) {
 			eq(t, "precision", q.Workload.Precision, memory.PrecisionMixedFP16)
 			hasAssumption(t, q.Workload, "torch.amp.GradScaler")
 		}},
+		{"gradient accumulation", "llama-2-7b lora 2xa100 fsdp gradient_accumulation_steps=32 framework=lightning", func(t *testing.T, q Query) {
+			eq(t, "ga", q.Workload.GradAccumSteps, 32)
+			eq(t, "framework", q.Workload.Framework, memory.FrameworkLightning)
+		}},
 		{"tokens with k suffix", "7b lora tokens=750k", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(750_000)) }},
 		{"tokens in exponent form", "7b tokens=1e9", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(1e9)) }},
 		{"tokens with M suffix", "7b tokens=500M", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(5e8)) }},
@@ -269,6 +273,8 @@ func TestParseQueryErrors(t *testing.T) {
 		{"7b full optim-in-bwd=maybe", "maybe", "unknown optim-in-bwd", ""},
 		{"7b full optim=none optim-in-bwd=on", "optim-in-bwd=on", "has no step", ""},
 		{"7b inference loss=chunked", "loss=chunked", "does not apply to inference", ""},
+		{"7b inference ga=4", "ga=4", "does not apply to inference", ""},
+		{"7b full ga=0", "0", "", ""},
 		{"7b full chunked", "chunked", "needs its setting name", "loss=chunked"},
 		{"7b full zero=4", "zero=4", "zero must be a ZeRO stage 0, 1, 2 or 3, got '4'", ""},
 		{"7b full zero=-1", "zero=-1", "zero must be a ZeRO stage", ""},

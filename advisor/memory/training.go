@@ -73,6 +73,9 @@ const (
 	FrameworkTRL          Framework = "trl"
 	FrameworkLlamaFactory Framework = "llama-factory"
 	FrameworkTorchtitan   Framework = "torchtitan"
+	// FrameworkLightning is Lightning (Fabric or Trainer) with its
+	// FSDPStrategy: FSDP1 with use_orig_params=True.
+	FrameworkLightning Framework = "lightning"
 )
 
 // frameworkDefaults is what a framework's recipes do when the user does
@@ -108,7 +111,16 @@ type frameworkDefaults struct {
 	// sequenceParallel: tensor parallelism comes with sequence
 	// parallelism (sequenceParallelSplit).
 	sequenceParallel bool
-	source           string
+	// syncsEveryMicroBatch: under FSDP, gradient accumulation reduce-scatters
+	// every micro-batch into the sharded gradients (torchtune's and
+	// torchtitan's FSDP2 recipes never disable gradient sync), instead of
+	// accumulating unsharded gradients between syncs (fsdpGradientBytes).
+	syncsEveryMicroBatch bool
+	// fsdpMixedFlatParams: FSDP1 with use_orig_params=True, wrapping whole
+	// blocks, so that a block's frozen weights and its adapters share one
+	// FlatParameter whose gradient covers all of them (fsdpGradientBytes).
+	fsdpMixedFlatParams bool
+	source              string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
@@ -117,7 +129,7 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation`,
 	},
 	FrameworkTorchtune: {
-		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks,
+		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks, syncsEveryMicroBatch: true,
 		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
 	},
 	FrameworkAxolotl: {
@@ -129,8 +141,12 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
 	},
 	FrameworkTorchtitan: {
-		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true, sequenceParallel: true,
+		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true, sequenceParallel: true, syncsEveryMicroBatch: true,
 		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU; tensor parallelism with sequence parallelism (apply_tp)`,
+	},
+	FrameworkLightning: {
+		checkpointing: CheckpointOff, loss: LossStandard, fsdpMixedFlatParams: true,
+		source: "Lightning's FSDPStrategy: FSDP1 with use_orig_params=True by default (lightning/fabric/strategies/fsdp.py), auto-wrapping whole blocks; fabric.no_backward_sync during gradient accumulation",
 	},
 	FrameworkLlamaFactory: {
 		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true,
@@ -249,6 +265,21 @@ func resolveTraining(w *Workload, note func(string, ...any)) {
 	default:
 		w.Sharding = ShardingDDP
 		note("sharding not given: plain data parallel (DDP), each of the %d GPUs holding the whole model (fsdp or zero=3 to shard it)", dp)
+	}
+	w.GradAccumSteps = max(0, w.GradAccumSteps)
+	if !training {
+		w.GradAccumSteps = 0
+	}
+	if w.Sharding == ShardingFSDP && training {
+		switch {
+		case w.GradAccumSteps > 1 && !fw.syncsEveryMicroBatch:
+			note("gradient accumulation over %d micro-batches under FSDP: every GPU accumulates the gradients unsharded between syncs (the HF Trainer's and accelerate's no_sync, Lightning's no_backward_sync)", w.GradAccumSteps)
+		case w.GradAccumSteps > 1:
+			note("gradient accumulation over %d micro-batches: %s reduce-scatters every micro-batch, so the gradients stay sharded", w.GradAccumSteps, w.Framework)
+		}
+		if fw.fsdpMixedFlatParams && w.Method.IsAdapter() {
+			note("%s's FSDP (FSDP1, use_orig_params=True, whole blocks wrapped): a block's frozen weights share a FlatParameter with its adapters, so gradient memory is that of the whole block", w.Framework)
+		}
 	}
 	if w.Sharding == ShardingFSDP && w.Offload == OffloadOptimizer {
 		w.Offload = OffloadParam

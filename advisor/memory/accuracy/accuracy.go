@@ -69,6 +69,8 @@ type Case struct {
 	// Compile marks runs under torch.compile, which fuses kernels and
 	// keeps fewer activations than the estimator models.
 	Compile bool `json:"compile,omitempty"`
+	// GradAccum is the micro-batches per optimizer step (0: one).
+	GradAccum int `json:"grad_accum,omitempty"`
 }
 
 // maxLineBytes bounds one JSONL line.
@@ -178,6 +180,7 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 	w.Offload = memory.Offload(c.Offload)
 	w.Loss = memory.Loss(c.Loss)
 	w.OptimizerInBackward = c.OptimInBackward
+	w.GradAccumSteps = c.GradAccum
 	w.ActivationOffload = c.ActivationOffload
 	w.Framework = memory.Framework(c.Framework)
 	w.TP, w.PP = c.TP, c.PP

@@ -66,6 +66,9 @@ func (c Case) Query() (q string, ok bool) {
 	if w.OptimizerInBackward {
 		add("optim-in-bwd=on")
 	}
+	if w.GradAccumSteps > 1 {
+		add("ga=%d", w.GradAccumSteps)
+	}
 	if w.ActivationOffload {
 		add("act-offload=on")
 	}
