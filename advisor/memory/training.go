@@ -141,8 +141,8 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
 	},
 	FrameworkTorchtitan: {
-		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true, sequenceParallel: true, syncsEveryMicroBatch: true,
-		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU; tensor parallelism with sequence parallelism (apply_tp)`,
+		checkpointing: CheckpointSelective, loss: LossChunked, lossChunks: torchtitanLossChunks, shardsAdapters: true, sequenceParallel: true, syncsEveryMicroBatch: true,
+		source: `torchtitan's Llama and Qwen3 configs: SelectiveAC (per-op), ChunkedLossWrapper with 8 chunks (since June 2026; a full cross-entropy before), FSDP2 over every data-parallel GPU, tensor parallelism with sequence parallelism (apply_tp)`,
 	},
 	FrameworkLightning: {
 		checkpointing: CheckpointOff, loss: LossStandard, fsdpMixedFlatParams: true,
@@ -303,6 +303,11 @@ func checkpointWords(c Checkpointing) string {
 // torchtuneLossChunks is torchtune's num_output_chunks (CEWithChunkedOutputLoss,
 // LinearCrossEntropyLoss).
 const torchtuneLossChunks = 8
+
+// torchtitanLossChunks is torchtitan's ChunkedLossWrapper num_chunks: the
+// output head and the loss run over one of 8 pieces of the tokens at a
+// time, each backward-ed before the next (torchtitan/components/loss.py).
+const torchtitanLossChunks = 8
 
 // chunkedLogitsBytes is the loss's share of memory under a chunked loss
 // (docs/memory-model.md §6.3). torchtune computes the logits, their fp32
