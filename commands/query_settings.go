@@ -153,7 +153,7 @@ type frameworkStack struct {
 
 var frameworkStacks = map[string]frameworkStack{
 	"pytorch":       {snippets: fix.FrameworkPyTorch},
-	"hf":            {snippets: fix.FrameworkHF},
+	"hf":            {snippets: fix.FrameworkHF, memory: memory.FrameworkHF},
 	"trl":           {snippets: fix.FrameworkHF, memory: memory.FrameworkTRL},
 	"unsloth":       {snippets: fix.FrameworkUnsloth, memory: memory.FrameworkUnsloth},
 	"axolotl":       {snippets: fix.FrameworkAxolotl, memory: memory.FrameworkAxolotl},

@@ -191,11 +191,12 @@ func fsdpShard(s *states, w Workload, m catalog.Model, r regime, scale, dp float
 // trainable parameters' shard (ok false otherwise):
 //
 //   - Gradient accumulation between syncs (GradAccumSteps > 1 under the
-//     HF Trainer and accelerate, whose no_sync is FSDP1's no_sync or
-//     FSDP2's set_requires_gradient_sync(False), and Lightning's
-//     no_backward_sync) accumulates every gradient unsharded on every GPU
-//     until the micro-batch that syncs: "no_sync ... will accumulate
-//     unsharded gradients" (torch FullyShardedDataParallel.no_sync docs).
+//     HF Trainer and the frameworks built on it, whose accelerate no_sync
+//     is FSDP1's no_sync or FSDP2's set_requires_gradient_sync(False), and
+//     under Lightning's no_backward_sync) accumulates every gradient
+//     unsharded on every GPU until the micro-batch that syncs: "no_sync
+//     ... will accumulate unsharded gradients" (torch
+//     FullyShardedDataParallel.no_sync docs). A plain PyTorch loop,
 //     torchtune's and torchtitan's recipes reduce-scatter every
 //     micro-batch instead.
 //   - FSDP1 with use_orig_params=True and whole blocks wrapped (Lightning's
@@ -212,7 +213,7 @@ func fsdpGradientBytes(w Workload, m catalog.Model, r regime, scale, dp float64)
 	if mixed {
 		params += float64(m.MeanLayerParams()) * float64(max(1, m.TotalLayers())) * scale
 	}
-	accumulating := w.GradAccumSteps > 1 && !fw.syncsEveryMicroBatch
+	accumulating := w.GradAccumSteps > 1 && fw.accumulatesUnsharded
 	if !accumulating && !mixed {
 		return 0, false
 	}

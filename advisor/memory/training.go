@@ -73,6 +73,9 @@ const (
 	FrameworkTRL          Framework = "trl"
 	FrameworkLlamaFactory Framework = "llama-factory"
 	FrameworkTorchtitan   Framework = "torchtitan"
+	// FrameworkHF is the HF Trainer (and accelerate, PEFT): the default
+	// stack's checkpointing and loss, with its gradient accumulation.
+	FrameworkHF Framework = "hf"
 	// FrameworkLightning is Lightning (Fabric or Trainer) with its
 	// FSDPStrategy: FSDP1 with use_orig_params=True.
 	FrameworkLightning Framework = "lightning"
@@ -111,11 +114,12 @@ type frameworkDefaults struct {
 	// sequenceParallel: tensor parallelism comes with sequence
 	// parallelism (sequenceParallelSplit).
 	sequenceParallel bool
-	// syncsEveryMicroBatch: under FSDP, gradient accumulation reduce-scatters
-	// every micro-batch into the sharded gradients (torchtune's and
-	// torchtitan's FSDP2 recipes never disable gradient sync), instead of
-	// accumulating unsharded gradients between syncs (fsdpGradientBytes).
-	syncsEveryMicroBatch bool
+	// accumulatesUnsharded: under FSDP, gradient accumulation skips the
+	// gradient sync on every micro-batch but the last, so the gradients
+	// accumulate unsharded (the HF Trainer's accelerate no_sync,
+	// Lightning's no_backward_sync; fsdpGradientBytes). A plain PyTorch
+	// loop, torchtune and torchtitan reduce-scatter every micro-batch.
+	accumulatesUnsharded bool
 	// fsdpMixedFlatParams: FSDP1 with use_orig_params=True, wrapping whole
 	// blocks, so that a block's frozen weights and its adapters share one
 	// FlatParameter whose gradient covers all of them (fsdpGradientBytes).
@@ -125,31 +129,35 @@ type frameworkDefaults struct {
 
 var frameworks = map[Framework]frameworkDefaults{
 	FrameworkUnsloth: {
-		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true,
+		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true, accumulatesUnsharded: true,
 		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation`,
 	},
 	FrameworkTorchtune: {
-		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks, syncsEveryMicroBatch: true,
+		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks,
 		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
 	},
 	FrameworkAxolotl: {
-		checkpointing: CheckpointFull, loss: LossStandard,
+		checkpointing: CheckpointFull, loss: LossStandard, accumulatesUnsharded: true,
 		source: "axolotl example configs: gradient_checkpointing: true",
 	},
 	FrameworkTRL: {
-		checkpointing: CheckpointFull, loss: LossChunked,
+		checkpointing: CheckpointFull, loss: LossChunked, accumulatesUnsharded: true,
 		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
 	},
 	FrameworkTorchtitan: {
-		checkpointing: CheckpointSelective, loss: LossChunked, lossChunks: torchtitanLossChunks, shardsAdapters: true, sequenceParallel: true, syncsEveryMicroBatch: true,
+		checkpointing: CheckpointSelective, loss: LossChunked, lossChunks: torchtitanLossChunks, shardsAdapters: true, sequenceParallel: true,
 		source: `torchtitan's Llama and Qwen3 configs: SelectiveAC (per-op), ChunkedLossWrapper with 8 chunks (since June 2026; a full cross-entropy before), FSDP2 over every data-parallel GPU, tensor parallelism with sequence parallelism (apply_tp)`,
 	},
+	FrameworkHF: {
+		accumulatesUnsharded: true,
+		source:               "the HF Trainer: accelerator.no_sync on every micro-batch but the last (FSDP1 no_sync, FSDP2 set_requires_gradient_sync(False)); checkpointing and loss as the default stack",
+	},
 	FrameworkLightning: {
-		checkpointing: CheckpointOff, loss: LossStandard, fsdpMixedFlatParams: true,
+		checkpointing: CheckpointOff, loss: LossStandard, fsdpMixedFlatParams: true, accumulatesUnsharded: true,
 		source: "Lightning's FSDPStrategy: FSDP1 with use_orig_params=True by default (lightning/fabric/strategies/fsdp.py), auto-wrapping whole blocks; fabric.no_backward_sync during gradient accumulation",
 	},
 	FrameworkLlamaFactory: {
-		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true,
+		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true, accumulatesUnsharded: true,
 		source: "LLaMA-Factory model and finetuning args: disable_gradient_checkpointing=False (checkpointing on), lora_dropout=0.0",
 	},
 }
@@ -198,7 +206,7 @@ func resolveTraining(w *Workload, note func(string, ...any)) {
 	case w.Checkpointing != "":
 	case w.GradCheckpointing:
 		w.Checkpointing = CheckpointFull
-	case known:
+	case known && fw.checkpointing != "":
 		w.Checkpointing = fw.checkpointing
 		note("activation checkpointing not given: %s, as %s (%s)", checkpointWords(fw.checkpointing), w.Framework, fw.source)
 	case w.Method == MethodQLoRA:
@@ -272,10 +280,10 @@ func resolveTraining(w *Workload, note func(string, ...any)) {
 	}
 	if w.Sharding == ShardingFSDP && training {
 		switch {
-		case w.GradAccumSteps > 1 && !fw.syncsEveryMicroBatch:
+		case w.GradAccumSteps > 1 && fw.accumulatesUnsharded:
 			note("gradient accumulation over %d micro-batches under FSDP: every GPU accumulates the gradients unsharded between syncs (the HF Trainer's and accelerate's no_sync, Lightning's no_backward_sync)", w.GradAccumSteps)
 		case w.GradAccumSteps > 1:
-			note("gradient accumulation over %d micro-batches: %s reduce-scatters every micro-batch, so the gradients stay sharded", w.GradAccumSteps, w.Framework)
+			note("gradient accumulation over %d micro-batches, reduce-scattered every micro-batch: the gradients stay sharded (the HF Trainer and Lightning accumulate them unsharded: framework=hf, framework=lightning)", w.GradAccumSteps)
 		}
 		if fw.fsdpMixedFlatParams && w.Method.IsAdapter() {
 			note("%s's FSDP (FSDP1, use_orig_params=True, whole blocks wrapped): a block's frozen weights share a FlatParameter with its adapters, so gradient memory is that of the whole block", w.Framework)

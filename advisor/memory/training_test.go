@@ -285,8 +285,8 @@ func TestErrorBandFor(t *testing.T) {
 
 // TestFSDPGradientAccumulation pins FSDP's gradient memory between syncs:
 // under the HF Trainer, accelerate and Lightning, accumulated micro-batches
-// keep every trainable gradient unsharded on every GPU (no_sync); torchtune
-// and torchtitan reduce-scatter every micro-batch; Lightning's FSDP1
+// keep every trainable gradient unsharded on every GPU (no_sync); a plain
+// loop, torchtune and torchtitan reduce-scatter every micro-batch; Lightning's FSDP1
 // FlatParameters give a LoRA block's frozen weights gradients too.
 func TestFSDPGradientAccumulation(t *testing.T) {
 	m, ok := catalog.LookupModel("llama-2-7b")
@@ -299,16 +299,19 @@ func TestFSDPGradientAccumulation(t *testing.T) {
 		return float64(Estimate(w).GradientsBytes)
 	}
 	p := float64(m.Params)
-	if g := grads(MethodFull, "", 1); g > 0.6*p*2 {
+	if g := grads(MethodFull, FrameworkHF, 1); g > 0.6*p*2 {
 		t.Errorf("full FT syncing every micro-batch: %.1f GB of gradients, want about the half shard", g/1e9)
 	}
-	if g := grads(MethodFull, "", 8); g < p*2 {
+	if a, b := grads(MethodFull, "", 8), grads(MethodFull, "", 1); a != b {
+		t.Errorf("a plain PyTorch loop reduce-scatters every micro-batch: %.0f bytes with accumulation, %.0f without", a, b)
+	}
+	if g := grads(MethodFull, FrameworkHF, 8); g < p*2 {
 		t.Errorf("full FT accumulating under no_sync: %.1f GB of gradients, want every gradient unsharded (%.1f GB)", g/1e9, p*2/1e9)
 	}
 	if a, b := grads(MethodFull, FrameworkTorchtune, 8), grads(MethodFull, FrameworkTorchtune, 1); a != b {
 		t.Errorf("torchtune reduce-scatters every micro-batch: %.0f bytes with accumulation, %.0f without", a, b)
 	}
-	if g := grads(MethodLoRA, "", 8); g > 1e9 {
+	if g := grads(MethodLoRA, FrameworkHF, 8); g > 1e9 {
 		t.Errorf("LoRA under the HF stack accumulates only the adapters' gradients, got %.1f GB", g/1e9)
 	}
 	blocks := float64(m.MeanLayerParams()) * float64(m.NumLayers) * 2
