@@ -156,8 +156,8 @@ const holdoutCasesPath = "testdata/holdout-cases.jsonl"
 // MaxUnderBoundPct under their measurement, with the reason; anything else
 // under is a regression (docs/memory-model.md §6.8).
 var knownBoundGaps = map[string]string{
-	"swift-qwen25-7b-full-1gpu-bf16": "the step of an HF stack before torch 2.8 (adamw_torch, foreach) holds a √v temporary of one state; today's default (adamw_torch_fused) does not, and the grammar cannot say which",
-	"swift-qwen25-7b-lora-all-ddp2":  "unexplained: 10 GiB more than the same run under ZeRO-2 (19.3 GB), which DDP's buckets for the adapters' gradients cannot hold",
+	"swift-qwen25-7b-full-1gpu-bf16": "measured on the script's Dec 2024 version, when the HF Trainer's adamw_torch (PyTorch's foreach AdamW) held a √v temporary of one state at the step; today's default (adamw_torch_fused) holds none, and the grammar cannot say which",
+	"swift-qwen25-7b-lora-all-ddp2":  "unexplained: measured on the script's Dec 2024 version, 10 GiB more than the same run under ZeRO-2 (19.3 GB), which DDP's buckets for the adapters' gradients cannot hold",
 }
 
 // TestHoldoutAccuracy holds the held-out cases to issue 11's acceptance on
