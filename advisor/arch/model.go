@@ -67,6 +67,11 @@ type Model struct {
 	RelativeBuckets int `json:"relative_buckets,omitempty"`
 	// Scaled is true when the architecture was made up from a size ("7b"), not read from the catalog.
 	Scaled bool `json:"scaled,omitempty"`
+	// StandInFor names the catalog model whose config.json this entry is
+	// read from when the model itself has no config of its own in the
+	// catalog but the same architecture (GLM-4.5 read with GLM-4.7's); the
+	// reply states it. Empty for a model read from its own config.
+	StandInFor string `json:"stand_in_for,omitempty"`
 
 	// ModelType is the config.json model_type ("qwen3_moe", "deepseek_v3");
 	// empty for catalog rows written as shapes.

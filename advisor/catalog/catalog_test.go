@@ -219,6 +219,10 @@ type indexEntry struct {
 	// tower's (Llama 4), while ActiveParams keeps the vision tower.
 	ActiveExcludesVision bool   `json:"active_excludes_vision"`
 	ParamsSource         string `json:"params_source"`
+	StandIns             []struct {
+		Name string `json:"name"`
+		Why  string `json:"why"`
+	} `json:"stand_ins"`
 }
 
 func readIndex(t *testing.T) []indexEntry {
@@ -313,7 +317,7 @@ func TestLookupVariantsOfCurrentModels(t *testing.T) {
 			t.Errorf("LookupModel(%q) = %q (quant %q), %v; want %q (quant %q)", tt.in, m.Name, got, ok, tt.name, tt.quant)
 		}
 	}
-	for _, bad := range []string{"gemma-3-27b", "google/gemma-3-27b-it", "phi-5", "qwen4-8b", "llama-9-7b", "some-org/totally-new-model", strings.Repeat("a", 300)} {
+	for _, bad := range []string{"gemma-5-27b", "google/gemma-5-27b-it", "phi-5", "qwen4-8b", "llama-9-7b", "some-org/totally-new-model", strings.Repeat("a", 300)} {
 		if m, ok := LookupModel(bad); ok {
 			t.Errorf("LookupModel(%q) = %q, want not found", bad, m.Name)
 		}
@@ -328,7 +332,7 @@ func TestLookupVariantsOfCurrentModels(t *testing.T) {
 // family, generation and size; otherwise it offers nothing.
 func TestSuggestModelRespectsGenerationAndSize(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"gemma-3-27b", ""}, {"phi-4-reasoning", ""}, {"phi-5", ""}, {"qwen4-8b", ""}, {"llama-5-70b", ""},
+		{"gemma-5-27b", ""}, {"gemma-3-28b", "gemma-3-27b"}, {"phi-4-vision", ""}, {"phi-5", ""}, {"qwen4-8b", ""}, {"llama-5-70b", ""},
 		{"lama-3.3-70b", "llama-3.3-70b"}, {"qwen3-9b", "qwen3-8b"}, {"qwen2.5-15b", "qwen2.5-14b"},
 		{"gemma-2-28b", "gemma-2-27b"}, {"deepsek-v3", "deepseek-v3"}, {"gpt-os-20b", "gpt-oss-20b"},
 		{"mistral-7b-v5", ""}, {"Qwen/Qwen3-9B", "qwen3-8b"},
@@ -359,6 +363,28 @@ func TestConfigModelsMatchTheirNames(t *testing.T) {
 		m, _ := LookupModel(e.HFID)
 		if r := float64(m.Params) / want; r < 0.90 || r > 1.30 {
 			t.Errorf("%s: %d parameters, %.0f%% of the %.3gB its name says", e.Name, m.Params, 100*r, want/1e9)
+		}
+	}
+}
+
+// TestStandInsAnswerUnderTheirOwnName checks that a model read with another
+// model's config.json keeps its own name, id and context and says whose
+// config it is, while the model whose config it borrows is unchanged.
+func TestStandInsAnswerUnderTheirOwnName(t *testing.T) {
+	m, ok := LookupModel("zai-org/GLM-4.5")
+	if !ok || m.Name != "GLM-4.5" || m.StandInFor != "GLM-4.7" || m.MaxPositionEmbeddings != 131072 {
+		t.Fatalf("LookupModel(zai-org/GLM-4.5) = %q (stand-in for %q, context %d), %v", m.Name, m.StandInFor, m.MaxPositionEmbeddings, ok)
+	}
+	base, ok := LookupModel("glm-4.7")
+	if !ok || base.StandInFor != "" || base.MaxPositionEmbeddings != 202752 || base.Params != m.Params {
+		t.Fatalf("GLM-4.7 = %q (stand-in for %q, context %d, %d params), GLM-4.5 %d params", base.Name, base.StandInFor, base.MaxPositionEmbeddings, base.Params, m.Params)
+	}
+	for _, e := range readIndex(t) {
+		for _, si := range e.StandIns {
+			got, ok := LookupModel(si.Name)
+			if !ok || got.Name != si.Name || got.StandInFor != e.Name || !strings.Contains(got.Source, si.Why) {
+				t.Errorf("stand-in %s of %s: LookupModel = %q (for %q), %v", si.Name, e.Name, got.Name, got.StandInFor, ok)
+			}
 		}
 	}
 }

@@ -71,6 +71,22 @@ type configEntry struct {
 	ConfigSource   string   `json:"config_source"`
 	ParamsSource   string   `json:"params_source"`
 	PublishedParam int64    `json:"published_params"`
+	// StandIns are other models with this config's architecture that the
+	// catalog has no config.json of their own for: each is answered with
+	// this config, under its own name, and says so (arch.Model.StandInFor).
+	StandIns []standIn `json:"stand_ins"`
+}
+
+// standIn is a model read with another model's config.json.
+type standIn struct {
+	Name    string   `json:"name"`
+	HFID    string   `json:"hf_id"`
+	Aliases []string `json:"aliases"`
+	// Context replaces max_position_embeddings where the stand-in's own
+	// config differs there (0: the same).
+	Context int `json:"max_position_embeddings"`
+	// Why says what makes the architectures the same, with its source.
+	Why string `json:"why"`
 }
 
 // readConfigModels reads every model of models/index.json from its
@@ -100,6 +116,18 @@ func readConfigModels(fsys fs.FS) ([]Model, error) {
 		m.Name, m.Aliases = e.Name, e.Aliases
 		m.Source = fmt.Sprintf("config.json of %s (%s)", e.HFID, e.ConfigSource)
 		out = append(out, m)
+		for _, si := range e.StandIns {
+			if si.Name == "" || si.Why == "" || len(si.Aliases) == 0 {
+				return nil, fmt.Errorf("%s: stand-in %q needs a name, aliases and why", e.File, si.Name)
+			}
+			s := m
+			s.Name, s.HFID, s.Aliases, s.StandInFor = si.Name, si.HFID, si.Aliases, e.Name
+			if si.Context > 0 {
+				s.MaxPositionEmbeddings = si.Context
+			}
+			s.Source = fmt.Sprintf("config.json of %s (%s), the same architecture as %s: %s", e.HFID, e.ConfigSource, si.Name, si.Why)
+			out = append(out, s)
+		}
 	}
 	return out, nil
 }

@@ -174,6 +174,11 @@ func refKVBytes(t *testing.T, raw map[string]any, seq, batch float64) float64 {
 				if c["hybrid_layer_pattern"].([]any)[i].(float64) == 1 {
 					types[i] = "sliding_attention"
 				}
+			case "minimax", "minimax_m1", "minimax_text_01":
+				// attn_type_list: 0 = lightning (linear), 1 = softmax.
+				if c["attn_type_list"].([]any)[i].(float64) == 0 {
+					types[i] = "lightning_attention"
+				}
 			}
 		}
 	}
@@ -191,6 +196,9 @@ func refKVBytes(t *testing.T, raw map[string]any, seq, batch float64) float64 {
 				ssm = 4
 			}
 			n += ((2*nk*dk+nv*dv)*(k-1)*2 + nv*dk*dv*ssm) * batch
+		case "lightning_attention":
+			// A float32 key-value state of head_dim × head_dim per head.
+			n += heads * hd * hd * 4 * batch
 		case "sliding_attention":
 			per := gqa
 			if mt == "mimo_v2_flash" {

@@ -83,6 +83,12 @@ var genericFamily = family{norm: "rmsnorm", mlp: "swiglu", norms: 2, sliding: sl
 
 func with(f family, edit func(*family)) family { edit(&f); return f }
 
+// minimaxLightning is MiniMax's lightning-attention MoE (§3): attn_type_list
+// marks the softmax layers among linear ones.
+var minimaxLightning = with(llamaLike, func(f *family) {
+	f.sliding, f.linear = slideLinearAlternate, arch.LinearLightning
+})
+
 // families maps model_type to what its code does. Sources: the
 // configuration and modelling files of each type in huggingface/transformers
 // (named per entry), as summarised in docs/architectures.md.
@@ -167,9 +173,12 @@ var families = map[string]family{
 			"head_dim": 256.0, "linear_conv_kernel_dim": 4.0, "linear_key_head_dim": 128.0, "linear_value_head_dim": 128.0,
 			"linear_num_key_heads": 16.0, "linear_num_value_heads": 32.0}
 	}),
-	"minimax": with(llamaLike, func(f *family) {
-		f.sliding, f.linear = slideLinearAlternate, arch.LinearLightning
-	}),
+	"minimax": minimaxLightning,
+	// MiniMax-Text-01 and MiniMax-M1 under the model_type of their remote
+	// code (configuration_minimax_text_01.py, configuration_minimax_m1.py):
+	// the same lightning/softmax stack transformers names "minimax".
+	"minimax_text_01": minimaxLightning,
+	"minimax_m1":      minimaxLightning,
 	"minimax_m2": with(llamaLike, func(f *family) {
 		f.qkNormKey = "use_qk_norm"
 	}),

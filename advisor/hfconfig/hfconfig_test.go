@@ -96,3 +96,39 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestMiniMaxRemoteCodeTypesReadAsLightning: MiniMax-Text-01 and MiniMax-M1
+// ship their remote code's model_type (minimax_text_01, minimax_m1); both
+// are read as transformers' "minimax" stack, attn_type_list marking the
+// softmax layers among lightning ones, not as a generic all-softmax decoder.
+func TestMiniMaxRemoteCodeTypesReadAsLightning(t *testing.T) {
+	const cfg = `{"model_type": %q, "hidden_size": 64, "num_hidden_layers": 8, "num_attention_heads": 4,
+	 "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 32, "vocab_size": 100,
+	 "num_local_experts": 4, "num_experts_per_tok": 2, "attn_type_list": [0, 0, 0, 1, 0, 0, 0, 1]}`
+	var want int64
+	for _, mt := range []string{"minimax", "minimax_text_01", "minimax_m1"} {
+		m, notes, err := Read([]byte(strings.Replace(cfg, "%q", `"`+mt+`"`, 1)), "x/"+mt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		linear := 0
+		for _, g := range m.Layers() {
+			if g.Attention.LinearType == "lightning" {
+				linear += g.Layers
+			}
+		}
+		if linear != 6 {
+			t.Errorf("%s: %d lightning layers, want 6 (notes %q)", mt, linear, notes)
+		}
+		for _, n := range notes {
+			if strings.Contains(n, "not one vrambot knows") {
+				t.Errorf("%s read as a generic decoder: %q", mt, n)
+			}
+		}
+		if want == 0 {
+			want = m.Params
+		} else if m.Params != want {
+			t.Errorf("%s: %d parameters, minimax %d", mt, m.Params, want)
+		}
+	}
+}

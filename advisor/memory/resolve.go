@@ -85,6 +85,9 @@ func resolve(w Workload, record bool) Workload {
 		}
 		w.Model = m
 	}
+	if m := w.Model; m.StandInFor != "" {
+		note("%s has no config.json of its own in the catalog: read with %s's, the same architecture (context %d tokens)", m.Name, m.StandInFor, m.MaxPositionEmbeddings)
+	}
 	if w.Model.Scaled {
 		m := w.Model
 		note("no published architecture for %s: assumed today's typical shape (%d layers, hidden %d, GQA with %d query / %d KV heads × %d, SwiGLU width %d, vocab %d): the %s",

@@ -73,6 +73,9 @@ func (k kind) family() int {
 	return 0
 }
 
+// refines reports a kind that says more about a line than o does.
+func (k kind) refines(o kind) bool { return k == kindNumpyMemory && o == kindPyMemory }
+
 // follow reports a kind that continues an event its family's head started.
 func (k kind) follow() bool {
 	return k == kindGGMLFollow || k == kindNCCLFollow || k == kindOOMKillerFollow
@@ -116,6 +119,13 @@ type anchorRule struct {
 	kind   kind
 }
 
+// confirmedByNext holds the rules whose match counts only when what
+// follows it on its line, or the next line, matches too: the words that
+// say why a generic failure is a memory one.
+var confirmedByNext = map[*regexp.Regexp]*regexp.Regexp{
+	reMetalStatus: regexp.MustCompile(`^\s*(?:error: )?out of memory\b`),
+}
+
 // nearHead holds the needles of lines that only ever follow a line another
 // needle finds (ggml's load error after its failed buffer, NCCL's calloc
 // after its CUDA failure, the OOM killer's header before its kill): a big
@@ -129,7 +139,8 @@ var anchorRules = []anchorRule{
 	{"f memory", regexp.MustCompile(`MPS backend out of memory`), kindMPS},
 	{"f memory", regexp.MustCompile(`(?:\b(?:CUDA|HIP|XPU|NPU|MTIA|GPU)\s)?out of memory\.?\s*Tried to allocate`), kindTorch},
 	{"Tried to allocate", regexp.MustCompile(`Tried to allocate\s+` + sizePattern + `\s*(?:\((?:GPU|NPU|XPU)\s+\d+;|\.\s*(?:GPU|XPU|NPU)\s+\d+ has a total)`), kindTorchBare},
-	{"f memory", regexp.MustCompile(`\b(?:CUDA|HIP|XPU)(?: driver)? error: out of memory`), kindCUDAError},
+	// torch 0.4 printed no blank after the colon ("CUDA error:out of memory").
+	{"f memory", regexp.MustCompile(`\b(?:CUDA|HIP|XPU)(?: driver)? error:\s*out of memory`), kindCUDAError},
 	{"f memory", regexp.MustCompile(`THCudaCheck FAIL[^\n]{0,200}error=2 : out of memory|cuda runtime error \(2\) : out of memory`), kindTHC},
 	{"OOM when", regexp.MustCompile(`OOM when allocating tensor`), kindTFTensor},
 	// TF2 eager ops that fail in the BFC allocator without naming a tensor:
@@ -178,6 +189,9 @@ var anchorRules = []anchorRule{
 	{"buffer for kv", regexp.MustCompile(`failed to allocate buffer for kv cache`), kindGGMLFollow},
 	{"compute buffers", regexp.MustCompile(`failed to allocate compute (?:pp )?buffers`), kindGGMLFollow},
 	{"ErrorOutOf", regexp.MustCompile(`\bErrorOutOf(?:Device|Host)Memory\b|kIOGPUCommandBufferCallbackErrorOutOfMemory`), kindGGMLFollow},
+	// Metal's failed command buffer says only "status 5" (an error); in
+	// 2024 llama.cpp printed why on the next line: "out of memory".
+	{"failed with status", reMetalStatus, kindGGML},
 	{"pinned memory", regexp.MustCompile(`host_malloc: failed to allocate\s+` + sizePattern + ` of pinned memory: out of memory`), kindGGMLPinned},
 	// NCCL says why in its NCCL_DEBUG lines (or, since 2.19, after "Last
 	// error:" in the exception); the exception itself only says "unhandled
@@ -196,7 +210,9 @@ var anchorRules = []anchorRule{
 	{"(SIGKILL)", regexp.MustCompile(`Signal 9 \(SIGKILL\) received by PID \d+`), kindSIGKILL},
 	// 137 = 128 + SIGKILL: Docker compose, Kubernetes and IDEs report the kill this way.
 	{"code 137", regexp.MustCompile(`(?:exited with code|exit code:?|Exit Code:)\s*137\b`), kindSIGKILL},
-	{"memory allocation of", regexp.MustCompile(`\bmemory allocation of \d+ bytes failed`), kindRustAlloc},
+	// No word boundary before it: a progress bar redrawn with \r that lost
+	// its line end glues its last word on ("ETA:  2smemory allocation of").
+	{"memory allocation of", regexp.MustCompile(`memory allocation of \d+ bytes failed`), kindRustAlloc},
 	{"std::bad_alloc", regexp.MustCompile(`instance of 'std::bad_alloc'|what\(\):\s+std::bad_alloc`), kindBadAlloc},
 	{"Unable to allocate", regexp.MustCompile(`MemoryError: Unable to allocate\s+\d{1,15}\.?\d{0,9}\s?[KMGTP]?i?B for an array`), kindNumpyMemory},
 	{"MemoryError", regexp.MustCompile(`^\s*MemoryError(?::|\s*$)`), kindPyMemory},
@@ -208,6 +224,8 @@ var anchorRules = []anchorRule{
 	{"f memory", regexp.MustCompile(`(?:\b[A-Z][\w.]*(?:Error|Exception)\b|\bERROR\b|\bFATAL\b|\bFatal\b|RESOURCE_EXHAUSTED|\bfailed\b|\bFAILED\b)[^\n]{0,80}?\b[Oo]ut of memory\b`), kindFallback},
 	{"OutOfMemory", regexp.MustCompile(`\b[\w.]*OutOfMemoryError\b:`), kindFallback},
 }
+
+var reMetalStatus = regexp.MustCompile(`command buffer \d+ failed with status 5`)
 
 var reTFAllocFailed = regexp.MustCompile(`(?:ResourceExhaustedError|Resource exhausted|RESOURCE_EXHAUSTED):? failed to allocate memory`)
 
@@ -238,8 +256,14 @@ func findAnchors(text string) []anchor {
 			if r.kind == kindFallback && specific[ls] {
 				continue
 			}
+			next := confirmedByNext[r.re]
 			for _, loc := range r.re.FindAllStringIndex(text[ls:le], -1) {
 				if inSourceCode(text[max(ls, ls+loc[0]-sourceReach) : ls+loc[0]]) {
+					continue
+				}
+				// The reason may follow on the line itself: the normaliser
+				// joins a short line to a long one it takes for a wrap.
+				if next != nil && !next.MatchString(text[ls+loc[1]:le]) && !next.MatchString(nextLine(text, le)) {
 					continue
 				}
 				found = append(found, anchor{pos: ls + loc[0], kind: r.kind})
@@ -276,6 +300,12 @@ func mergeEvents(text string, anchors []anchor) []anchor {
 			for j := len(out) - 1; j >= max(0, len(out)-mergeLook) && lines[i]-outLines[j] <= followReach; j-- {
 				if out[j].kind.family() == f && (a.kind.follow() || outLines[j] == lines[i]) {
 					dup = true
+					if outLines[j] == lines[i] && a.kind.refines(out[j].kind) {
+						// The later match on the line reads more of it (an
+						// indented "MemoryError: Unable to allocate ... for an
+						// array" matches as a bare MemoryError first).
+						out[j] = a
+					}
 					break
 				}
 			}
@@ -326,6 +356,15 @@ func dedupeAnchors(text string, found []anchor) []anchor {
 		i = j
 	}
 	return out
+}
+
+// nextLine returns the line that starts after the line end le.
+func nextLine(text string, le int) string {
+	if le >= len(text) {
+		return ""
+	}
+	_, end := lineBounds(text, le+1)
+	return text[le+1 : end]
 }
 
 // lineBounds returns the start and end offsets of the line holding i.

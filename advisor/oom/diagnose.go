@@ -373,7 +373,7 @@ func (b *builder) byFormat() {
 			b.cause(CauseSingleBlockLimit, "Intel GPUs refuse single allocations above 4 GiB by default",
 				fmt.Sprintf("one allocation of %s on an otherwise empty XPU", GiB(*t)), fix.GradAccum, fix.XPULargeAllocations)
 		}
-	case r.Format == FormatTFBFC || r.Framework == FrameworkTensorFlow:
+	case r.Format == FormatTFBFC || r.Framework == FrameworkTensorFlow && r.Format != FormatXLA:
 		ev := "TensorFlow's BFC allocator could not place the tensor"
 		if s, ok := r.Extra["shape"].([]int); ok && len(s) > 0 {
 			ev = fmt.Sprintf("tensor of shape %v (%s as float32); the first dimension is usually the batch", s, GiB(shapeBytes(s, 4)))
@@ -384,7 +384,13 @@ func (b *builder) byFormat() {
 		if u, ok := r.Extra["hbm_used_bytes"].(int64); ok && r.TotalCapacityBytes != nil {
 			ev = fmt.Sprintf("the compiled program needs %s of HBM; the chip has %s", GiB(u), GiB(*r.TotalCapacityBytes))
 		}
-		b.cause(CauseJAXPrealloc, "The XLA program does not fit in device memory", ev, fix.JAXMemFraction, fix.GradAccum, fix.GradCheckpointing, fix.Zero3)
+		fixes := []string{fix.JAXMemFraction, fix.GradAccum, fix.GradCheckpointing, fix.Zero3}
+		if r.Framework == FrameworkTensorFlow {
+			// TensorFlow on a TPU: XLA's own limit, with Keras's knobs (JAX's
+			// allocator fraction and sharding do not apply).
+			fixes = []string{fix.GradAccum, fix.MixedPrecision, fix.GradCheckpointing}
+		}
+		b.cause(CauseJAXPrealloc, "The XLA program does not fit in device memory", ev, fixes...)
 	}
 	if k, _ := r.Extra["kind"].(string); (k == KindCUDAError || k == "thc-cuda-runtime-error-2") && r.Extra["stack"] == nil {
 		b.cause(CauseNoNumbers, "A raw CUDA out-of-memory error: no numbers, and the stack may be elsewhere",

@@ -134,7 +134,14 @@ var (
 	// reVLLMUtilFlag is the utilization on a command line or in a config
 	// repr: "--gpu-memory-utilization 0.9", "gpu_memory_utilization=0.95".
 	reVLLMUtilFlag = regexp.MustCompile(`(?i)--gpu[-_]memory[-_]utilization[= ](0?\.\d+|1\.0*)\b`)
-	reVLLMV1       = regexp.MustCompile(`\(` + sizePattern + ` KV cache is needed, which is larger than the available KV cache memory \(` + sizePattern + `\)`)
+	// The opening parenthesis is gone where the message was reflowed
+	// ("max seq len (1048576),\n22.5 GiB KV cache is needed").
+	reVLLMV1 = regexp.MustCompile(`\(?` + sizePattern + ` KV cache is needed, which is larger than the available KV cache memory \(` + sizePattern + `\)`)
+
+	// reRawCUDAOOM is the CUDA runtime's allocation error (code 2,
+	// cudaErrorMemoryAllocation; the driver's CUDA_ERROR_OUT_OF_MEMORY) as
+	// a library words it: spconv's "cuda failed with error 2 out of memory".
+	reRawCUDAOOM = regexp.MustCompile(`(?i)cuda\b[^\n]{0,60}\berror[ =(]*2\b|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY`)
 
 	reTGIPrefill = regexp.MustCompile(`Not enough memory to handle (\d+) prefill tokens`)
 )
@@ -176,9 +183,12 @@ func extract(sc *scan, a anchor, rep *Report) {
 	case kindMPS:
 		extractMPS(msg, rep)
 	case kindCUDAError, kindTHC:
-		rep.Framework = torchish(sc.text)
-		if strings.Contains(msg, "HIP error") {
+		rep.Framework = sc.torchish()
+		switch {
+		case strings.Contains(msg, "HIP error"):
 			rep.Framework = FrameworkROCm
+		case isLuaTorch(sc.text):
+			rep.Framework = FrameworkOther
 		}
 		rep.Extra["kind"] = KindCUDAError
 		if a.kind == kindTHC {
@@ -201,7 +211,7 @@ func extract(sc *scan, a anchor, rep *Report) {
 	case kindOOMKiller, kindOOMKillerFollow, kindKilled, kindSIGKILL, kindRustAlloc, kindBadAlloc, kindNumpyMemory, kindPyMemory, kindDataLoaderShm, kindHostRequires:
 		extractHost(sc, a, rep)
 	case kindAllocOnDevice, kindReport:
-		rep.Framework = torchish(sc.text)
+		rep.Framework = sc.torchish()
 		rep.Extra["kind"] = KindAllocOnDevice
 	case kindTFTensor, kindTFWarning, kindTFDriver, kindTFEigen:
 		extractTF(sc, a, msg, rep)
@@ -229,7 +239,7 @@ func extract(sc *scan, a anchor, rep *Report) {
 			}
 		}
 	case kindVLLMKV:
-		extractVLLM(sc, sc.lines[sc.lineOf(a.pos)].text, msg, rep)
+		extractVLLM(sc, sc.headedLine(a), msg, rep)
 	case kindVLLMStartup:
 		rep.Framework = FrameworkVLLM
 		if m := reVLLMFree.FindStringSubmatch(msg); m != nil {
@@ -260,9 +270,9 @@ func extract(sc *scan, a anchor, rep *Report) {
 		rep.Extra["stack"] = "sglang"
 	case kindCuBLAS:
 		rep.Format = FormatCuBLAS
-		rep.Framework = torchish(sc.text)
+		rep.Framework = sc.torchish()
 	case kindCuDNN:
-		rep.Framework = torchish(sc.text)
+		rep.Framework = sc.torchish()
 		rep.Extra["kind"] = "cudnn-alloc-failed"
 	case kindDataLoader:
 		extractHost(sc, a, rep)
@@ -277,10 +287,15 @@ func extract(sc *scan, a anchor, rep *Report) {
 		// An unknown wording: say only what the text shows.
 		rep.Framework = FrameworkOther
 		if strings.Contains(sc.text, "torch") {
-			rep.Framework = torchish(sc.text)
+			rep.Framework = sc.torchish()
 		}
 		rep.Extra["kind"] = "unrecognised-wording"
-		rep.TriedToAllocateBytes = findSize(reAllocating, sc.lines[sc.lineOf(a.pos)].text, 1)
+		line := sc.lines[sc.lineOf(a.pos)].text
+		if reRawCUDAOOM.MatchString(line) {
+			// CUDA's own allocation error in a library's wording.
+			rep.Extra["kind"] = KindCUDAError
+		}
+		rep.TriedToAllocateBytes = findSize(reAllocating, line, 1)
 	}
 	if _, ok := rep.Extra["stack"]; !ok && isTGI(sc.text) {
 		rep.Extra["stack"] = "text-generation-inference"
@@ -289,6 +304,10 @@ func extract(sc *scan, a anchor, rep *Report) {
 		} else if sub := tgiStage(sc.text); sub != "" {
 			rep.Extra["subphase"] = sub
 		}
+	}
+	if rep.Framework == FrameworkVLLM && rep.Stack == fix.FrameworkPyTorch {
+		// vLLM named only by a worker prefix the normaliser stripped.
+		rep.Stack = fix.FrameworkVLLM
 	}
 	readReport(sc, a, rep)
 	rep.Phase, rep.PhaseEvidence = phaseOf(sc, a, msg, rep)
@@ -388,7 +407,7 @@ func extractTorch(sc *scan, lookback, msg string, rep *Report) {
 		}
 		return
 	default:
-		rep.Framework = torchish(sc.text)
+		rep.Framework = sc.torchish()
 		switch {
 		case newForm || cutNew:
 			rep.Format = FormatPyTorchNew
@@ -412,7 +431,7 @@ const limitReach = 768
 // raises when a per-process memory fraction is set. "Device limit" is the
 // device's total memory; the fraction's cap goes in extra.
 func extractTorchLimit(sc *scan, a anchor, rep *Report) {
-	rep.Framework = torchish(sc.text)
+	rep.Framework = sc.torchish()
 	t := sc.text[a.pos:min(len(sc.text), a.pos+limitReach)]
 	if m := reLimitDevice.FindStringSubmatch(t); m != nil {
 		rep.Device = cudaDevice(m[1])
@@ -660,6 +679,9 @@ func extractXLA(sc *scan, a anchor, msg string, rep *Report) {
 		rep.Framework = FrameworkOther
 	case isTorchXLA(sc.text):
 		rep.Framework = FrameworkPyTorch
+	case isTensorFlow(sc.text):
+		// TensorFlow on a TPU reports HBM through the same XLA compiler.
+		rep.Framework = FrameworkTensorFlow
 	default:
 		rep.Framework = FrameworkJAX
 	}
@@ -796,11 +818,58 @@ func torchish(text string) string {
 	return FrameworkPyTorch
 }
 
+// headedLine is the anchor's line, with the line before it when the
+// message began there and was broken after a comma (a log viewer or a
+// person reflowing vLLM's one-line ValueError): the values before the
+// anchor's words are on that line.
+func (sc *scan) headedLine(a anchor) string {
+	li := sc.lineOf(a.pos)
+	line := sc.lines[li].text
+	if li > 0 {
+		if prev := sc.lines[li-1].text; strings.HasSuffix(prev, ",") && !isFrameLine(prev) {
+			return prev + " " + line
+		}
+	}
+	return line
+}
+
+// torchish is torchish of the scan's text, where a worker prefix that
+// named vLLM counts as vLLM's name: the normaliser strips the prefix.
+func (sc *scan) torchish() string {
+	if fw := torchish(sc.text); fw != FrameworkPyTorch || !sc.vllmWorker {
+		return fw
+	}
+	return FrameworkVLLM
+}
+
 // isTorchXLA reports PyTorch/XLA: its package, its XRT client's log path,
 // or the RuntimeError its C++ status check raises.
 func isTorchXLA(text string) bool {
 	return strings.Contains(text, "torch_xla") || strings.Contains(text, "torch-xla") ||
 		strings.Contains(text, "xla/xla_client/") || strings.Contains(text, "Bad StatusOr access")
+}
+
+// isTensorFlow reports TensorFlow's own output: its Python logger
+// ("INFO:tensorflow:"), its Python and runtime source paths, and the
+// "/job:worker/replica:0/task:0" names of its distributed runtime. JAX
+// vendors TensorFlow's XLA and runtime (external/org_tensorflow), so a JAX
+// paste is not TensorFlow's whatever paths it shows.
+func isTensorFlow(text string) bool {
+	if isJAX(text) {
+		return false
+	}
+	for _, s := range []string{":tensorflow:", "tensorflow/python", "tensorflow/core/", "tensorflow/stream_executor", "tensorflow_core/", "/job:worker/", "/job:localhost/", "/job:tpu_worker/"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLuaTorch reports Lua Torch7, whose cutorch prints the same THCudaCheck
+// lines as early PyTorch: its packages and Lua's stack traceback.
+func isLuaTorch(text string) bool {
+	return strings.Contains(text, "cutorch") || strings.Contains(text, ".lua:") && strings.Contains(text, "stack traceback:")
 }
 
 func isJAX(text string) bool {

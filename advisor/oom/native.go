@@ -145,7 +145,7 @@ func extractGGML(sc *scan, a anchor, rep *Report) {
 	} else if m := reGGMLUnable.FindStringSubmatch(ev); m != nil && rep.Device == nil {
 		rep.Device, _ = ggmlDevice(m[1], m[2])
 	}
-	if rep.Device == nil && strings.Contains(ev, "kIOGPUCommandBuffer") {
+	if rep.Device == nil && (strings.Contains(ev, "kIOGPUCommandBuffer") || reMetalStatus.MatchString(ev)) {
 		// Metal's command-buffer error: the Apple GPU.
 		rep.Device = str("mps")
 	}
@@ -181,7 +181,7 @@ func extractNCCL(sc *scan, a anchor, rep *Report) {
 	rep.Format = FormatOther
 	rep.Framework = FrameworkOther
 	if strings.Contains(sc.text, "torch") || strings.Contains(sc.text, "deepspeed") {
-		rep.Framework = torchish(sc.text)
+		rep.Framework = sc.torchish()
 	}
 	rep.Extra["kind"] = KindNCCL
 	line := sc.lines[sc.lineOf(a.pos)].text
@@ -202,8 +202,12 @@ func extractHost(sc *scan, a anchor, rep *Report) {
 	rep.Format = FormatOther
 	rep.Device = str("cpu")
 	rep.Framework = FrameworkOther
-	if strings.Contains(sc.text, "torch") {
-		rep.Framework = torchish(sc.text)
+	switch {
+	case strings.Contains(sc.text, "torch"):
+		rep.Framework = sc.torchish()
+	case isTensorFlow(sc.text):
+		// A host allocator failing under TensorFlow's own log lines.
+		rep.Framework = FrameworkTensorFlow
 	}
 	ev := sc.eventText(a)
 	switch a.kind {
@@ -234,13 +238,13 @@ func extractHost(sc *scan, a anchor, rep *Report) {
 	case kindPyMemory:
 		rep.Extra["kind"] = KindPythonMemory
 	case kindDataLoader:
-		rep.Framework = torchish(sc.text)
+		rep.Framework = sc.torchish()
 		rep.Extra["kind"] = KindDataLoaderKilled
 		if m := reDataLoaderSig.FindStringSubmatch(ev); m != nil && m[1] != "Killed" {
 			rep.Extra["signal"] = m[1]
 		}
 	case kindDataLoaderShm:
-		rep.Framework = torchish(sc.text)
+		rep.Framework = sc.torchish()
 		rep.Extra["kind"] = KindDataLoaderShm
 	case kindHostRequires:
 		rep.Extra["kind"] = KindHostRequires

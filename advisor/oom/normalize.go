@@ -22,6 +22,10 @@ type line struct {
 	// full marks a row as wide as the console that hard-wrapped the paste:
 	// the next row goes on with the same line.
 	full bool
+	// proc is the process a stripped worker prefix named ("VllmWorkerProcess"
+	// of "(VllmWorkerProcess pid=195295) ERROR ..."): the prefix is gone
+	// from text, but it is what names the stack when no path does.
+	proc string
 }
 
 // normalize undoes what Slack, Markdown, terminals and log collectors do to
@@ -244,7 +248,9 @@ var (
 	vllmPrefix = regexp.MustCompile(`^(?:\([^()\n]{0,60}pid=\d+(?:, ip=[\w.:-]+)?\)\s+)?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w./-]+:\d+\]\s?`)
 	// procPrefix is a worker's "(EngineCore_DP0 pid=8884) "; Ray adds the
 	// node address: "(RayWorkerWrapper pid=1054, ip=10.96.62.52) ".
-	procPrefix   = regexp.MustCompile(`^\([^()\n]{0,60}pid=\d+(?:, ip=[\w.:-]+)?\)[ \t]`)
+	procPrefix = regexp.MustCompile(`^\([^()\n]{0,60}pid=\d+(?:, ip=[\w.:-]+)?\)[ \t]`)
+	// procName is the process a worker prefix names.
+	procName     = regexp.MustCompile(`^\(([\w.-]{1,60}) pid=\d+`)
 	loguruPrefix = regexp.MustCompile(`^[^|\n]{1,40}\|[^|\n]{1,40}\|\s*[\w.<>-]+:[\w.<>-]+:\d+\s+-\s+`)
 	// pyLoggingPrefix is what logging's "%(asctime)s - %(name)s -
 	// %(levelname)s - " leaves once isoPrefix took the time (ComfyUI).
@@ -286,6 +292,9 @@ func cleanLine(s string) (line, bool) {
 		if m := stripPrefix(t); m >= 0 {
 			if r := rankPrefix.FindStringSubmatch(t); r != nil {
 				l.rank, _ = strconv.Atoi(r[1])
+			}
+			if p := procName.FindStringSubmatch(t[:m]); p != nil {
+				l.proc = p[1]
 			}
 			l.fresh = true
 			s = t[m:]

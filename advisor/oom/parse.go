@@ -50,6 +50,9 @@ type scan struct {
 	starts  []int  // offset of each line in text
 	anchors []anchor
 	xpu     int // 0 unknown, 1 the text mentions an XPU, -1 it does not
+	// vllmWorker marks a scan whose stripped log prefixes name a vLLM
+	// process (its V0 "VllmWorkerProcess", its V1 "EngineCore_DP0").
+	vllmWorker bool
 }
 
 func newScan(raw string) *scan {
@@ -63,6 +66,12 @@ func newScan(raw string) *scan {
 		b.WriteByte('\n')
 	}
 	sc := &scan{lines: lines, text: b.String(), starts: starts}
+	for _, l := range lines {
+		if strings.HasPrefix(l.proc, "VllmWorker") || strings.HasPrefix(l.proc, "EngineCore") {
+			sc.vllmWorker = true
+			break
+		}
+	}
 	sc.anchors = findAnchors(sc.text)
 	return sc
 }

@@ -521,6 +521,9 @@ func detectStack(text string, k kind) fix.Framework {
 	case strings.Contains(text, "transformers/trainer") || strings.Contains(text, `transformers\trainer`) ||
 		strings.Contains(text, "/trl/") || strings.Contains(text, "accelerate/") || strings.Contains(text, "/peft/"):
 		return fix.FrameworkHF
+	case (k == kindXLA || k == kindXLAHBM || k == kindXLAReserve) && isTensorFlow(text):
+		// TensorFlow on a TPU reports through XLA too.
+		return fix.FrameworkKeras
 	case k == kindXLA || k == kindXLAHBM || k == kindXLAReserve || strings.Contains(lower, "jax") || strings.Contains(lower, "flax"):
 		return fix.FrameworkJAX
 	case k == kindTFTensor || k == kindTFWarning || k == kindTFDriver || k == kindTFEigen || strings.Contains(lower, "tensorflow") || strings.Contains(lower, "keras"):

@@ -49,12 +49,12 @@ func planSGLang(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	m := d.Model
 	total := float64(d.GPU.UsableBytes)
-	weights := weightsPerGPU(m, d.DenseBytes, d.TP, d.PP)
+	weights := weightsPerGPU(m, d.DenseBytes, d.TP, d.PP, d.GPU)
 	preload := sglangPreloadBytes
 	if d.TP*d.PP > 1 {
 		preload = sglangPreloadTPBytes
 	}
-	specs := asFullAttention(kvSpecs(m, d.TP, stages(m, d.PP)[0].layers, kvElemBytes(d.KVCacheDtype)))
+	specs := asFullAttention(kvSpecs(m, d.TP, stages(m, d.PP)[0].layers, kvElemBytes(d.KVCacheDtype, d.DenseBytes)))
 	cell := bytesPerToken(specs)
 	rest := total*d.MemoryFraction - weights - preload
 	r.Deployment = d
@@ -133,11 +133,11 @@ func planTGI(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	m := d.Model
 	total := float64(d.GPU.UsableBytes)
-	weights := weightsPerGPU(m, d.DenseBytes, d.TP, d.PP)
+	weights := weightsPerGPU(m, d.DenseBytes, d.TP, d.PP, d.GPU)
 	warmup := float64(d.MaxNumBatchedTokens) * activationElemBytes * widestPerToken(m, d.TP, d.MaxNumBatchedTokens)
 	free := total*d.MemoryFraction - weights - warmup - tgiContextBytes
 	kv := free * tgiWiggleRoom
-	specs := asFullAttention(kvSpecs(m, d.TP, stages(m, d.PP)[0].layers, kvElemBytes(d.KVCacheDtype)))
+	specs := asFullAttention(kvSpecs(m, d.TP, stages(m, d.PP)[0].layers, kvElemBytes(d.KVCacheDtype, d.DenseBytes)))
 	cell := bytesPerToken(specs)
 	r.Deployment = d
 	fillSettings(r, d)
@@ -203,6 +203,9 @@ const (
 	// Llama-3.1-8B (llama.cpp tools/quantize/README.md).
 	llamaCppDefaultBits  = 4.8944
 	llamaCppContextBytes = 0.4 * (1 << 30) // CUDA runtime and cuBLAS, estimated
+	// llamaCppCacheBytes: --cache-type-k/-v default to f16 whatever the
+	// weights are stored in.
+	llamaCppCacheBytes = 2
 )
 
 // ollamaDefaultContext is num_ctx by the GPU's memory (Ollama's
@@ -244,7 +247,7 @@ func planLlamaCpp(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	layers := max(1, m.NumLayers)
 	perLayer := (total - embed - byGroup[arch.TensorLMHead]) / float64(layers)
-	specs := kvSpecs(m, 1, m.NumLayers, kvElemBytes(d.KVCacheDtype))
+	specs := kvSpecs(m, 1, m.NumLayers, kvElemBytes(d.KVCacheDtype, llamaCppCacheBytes))
 	// --parallel n slots of the context each (llama-server -c n×ctx).
 	slots := max(1, d.Users)
 	kvPerLayer := cacheBytes(specs, d.MaxModelLen, slots) / float64(layers)

@@ -6,8 +6,10 @@ import (
 	"github.com/vrambot/vrambot/advisor/arch"
 )
 
-// kvElemBytes is the bytes of one cached K or V element of a KV dtype.
-func kvElemBytes(dtype string) float64 {
+// kvElemBytes is the bytes of one cached K or V element of a KV dtype;
+// auto is the model's dtype (vLLM and SGLang --kv-cache-dtype auto), dense
+// bytes per element: 4 under --dtype float32.
+func kvElemBytes(dtype string, dense float64) float64 {
 	switch dtype {
 	case KVFP8:
 		return 1
@@ -17,6 +19,11 @@ func kvElemBytes(dtype string) float64 {
 		return 34.0 / 32
 	case KVQ4:
 		return 18.0 / 32
+	case KVFP16:
+		return 2
+	}
+	if dense > 0 {
+		return dense
 	}
 	return 2
 }

@@ -130,8 +130,14 @@ func TestKVSpecs(t *testing.T) {
 			t.Errorf("MLA tp=%d: %+v, want 576 × 2 bytes per layer on every rank", tp, s)
 		}
 	}
-	if got := kvElemBytes(KVFP8); got != 1 {
-		t.Errorf("fp8 %v", got)
+	for _, c := range []struct {
+		dtype string
+		dense float64
+		want  float64
+	}{{KVFP8, 2, 1}, {KVAuto, 2, 2}, {KVAuto, 4, 4}, {KVFP16, 4, 2}, {KVQ8, 2, 34.0 / 32}} {
+		if got := kvElemBytes(c.dtype, c.dense); got != c.want {
+			t.Errorf("kvElemBytes(%q, %v) = %v, want %v (auto is the model's dtype)", c.dtype, c.dense, got, c.want)
+		}
 	}
 }
 
@@ -140,11 +146,11 @@ func TestKVSpecs(t *testing.T) {
 // replicated.
 func TestWeightShares(t *testing.T) {
 	llama, _ := catalog.LookupModel("llama-3.1-8b")
-	one := weightsPerGPU(llama, 2, 1, 1)
+	one := weightsPerGPU(llama, 2, 1, 1, catalog.GPU{})
 	if want := float64(llama.Params)*2 + rotaryCacheBytes(llama, 2); math.Abs(one-want) > 1 {
 		t.Errorf("tp=1 weights %v, want params × 2 + rotary cache %v", one, want)
 	}
-	two := weightsPerGPU(llama, 2, 2, 1)
+	two := weightsPerGPU(llama, 2, 2, 1, catalog.GPU{})
 	if r := (two - rotaryCacheBytes(llama, 2)) / (one - rotaryCacheBytes(llama, 2)); r < 0.5 || r > 0.501 {
 		t.Errorf("tp=2 holds %.4f of the weights, want just over half (replicated norms)", r)
 	}
@@ -186,5 +192,39 @@ func TestVersions(t *testing.T) {
 	}
 	if !versionBefore("0.5.3", 0, 5, 4) || versionBefore("0.5.4", 0, 5, 4) || versionBefore("1.0", 0, 5, 4) {
 		t.Error("versionBefore")
+	}
+}
+
+// TestMXFP4Padding: each MXFP4 MoE backend pads gpt-oss's experts as its
+// create_weights does (Triton on Hopper, Marlin elsewhere, FlashInfer on
+// datacenter Blackwell).
+func TestMXFP4Padding(t *testing.T) {
+	oss, _ := catalog.LookupModel("gpt-oss-20b")
+	gpu := func(name string) catalog.GPU {
+		g, ok := catalog.LookupGPU(name)
+		if !ok {
+			t.Fatalf("no GPU %q", name)
+		}
+		return g
+	}
+	for _, c := range []struct {
+		gpu  string
+		tp   int
+		want float64
+	}{
+		{"h100", 1, 16.0 / 15},                      // 2880 is a multiple of 64: the swizzle only
+		{"h100", 4, 768.0 / 720 * 16 / 15},          // 720 → 768
+		{"a100", 1, 2944.0 / 2880 * 3072 / 2880},    // Marlin: k % 128, n % 256
+		{"l4", 2, 1536.0 / 1440 * 3072 / 2880},      // 1440 → 1536
+		{"b200", 1, 3072.0 / 2880 * 3072 / 2880},    // FlashInfer: both to 256
+		{"rtx5090", 1, 2944.0 / 2880 * 3072 / 2880}, // consumer Blackwell runs Marlin
+	} {
+		if got := mxfp4Padding(oss, c.tp, gpu(c.gpu)); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s tp=%d: padding %.4f, want %.4f", c.gpu, c.tp, got, c.want)
+		}
+	}
+	llama, _ := catalog.LookupModel("llama-3.1-8b")
+	if got := mxfp4Padding(llama, 1, gpu("h100")); got != 1 {
+		t.Errorf("a model without MXFP4 experts pads %v", got)
 	}
 }

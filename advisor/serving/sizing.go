@@ -196,6 +196,6 @@ const maxRequirement = int64(16) << 40
 // memory of the load, not the engine's whole pool.
 func LoadKVBytes(r Result, users int) float64 {
 	d := r.Deployment
-	specs := kvSpecs(d.Model, max(1, d.TP), stages(d.Model, max(1, d.PP))[0].layers, kvElemBytes(d.KVCacheDtype))
+	specs := kvSpecs(d.Model, max(1, d.TP), stages(d.Model, max(1, d.PP))[0].layers, kvElemBytes(d.KVCacheDtype, d.DenseBytes))
 	return math.Ceil(cacheBytes(specs, r.MaxModelLen, max(1, users)))
 }

@@ -63,7 +63,7 @@ func Speed(r Result, concurrency int) Throughput {
 	m := d.Model
 	gpus := float64(max(1, r.TP*r.PP))
 	weights := float64(r.WeightsBytes) * expertReadFraction(m, n, d.DenseBytes)
-	specs := kvSpecs(m, max(1, r.TP), stages(m, max(1, r.PP))[0].layers, kvElemBytes(d.KVCacheDtype))
+	specs := kvSpecs(m, max(1, r.TP), stages(m, max(1, r.PP))[0].layers, kvElemBytes(d.KVCacheDtype, d.DenseBytes))
 	kv := cacheBytes(specs, ctx, n)
 	// Pipeline stages run one after another for a token: the step is the
 	// sum over stages, which for equal stages is PP × one stage.

@@ -38,14 +38,25 @@ const (
 	// activationElemBytes: activations are in the 16-bit compute dtype.
 	activationElemBytes = 2
 	// samplerBytesPerLogit is the V1 profile run's sampler peak per logit
-	// (max_num_seqs × vocabulary): the dummy sampler applies top-k and
-	// top-p (_dummy_sampler_run), so it holds the fp32 logits, the sorted
-	// copy with its int64 indices, the sort's scratch, the masks, the
-	// probabilities and the scattered result at once — about 40 bytes per
-	// logit. It is what makes gpt-oss-120b (201k vocabulary, 1024 sequences
-	// on an H100) lose ~7.5 GiB to "activations" in the logs of
-	// vllm-project/vllm#27508.
-	samplerBytesPerLogit = 40
+	// (max_num_seqs × vocabulary) since vLLM 0.17: the dummy sampler skips
+	// top-k, top-p and logprobs (gpu_model_runner.py _dummy_sampler_run:
+	// "the sampler may skip top_k, top_p, and logprobs"), so it holds the
+	// logits, their fp32 copy, the softmax and the sampling's noise and
+	// quotient: about 15 bytes per logit. vLLM 0.19's profiles log a torch
+	// peak of 1.89 GiB for Llama-3.1-8B (1024 × 128,256), 2.21 GiB for
+	// Qwen3-8B (1024 × 151,936) and 3.65 GiB for Gemma-2 (1024 × 256,000)
+	// (testdata/SOURCES.md, llm-d-planner).
+	samplerBytesPerLogit = 15
+	// legacySamplerBytesPerLogit: from 0.8 to 0.16 the dummy sampler ran
+	// top-k and top-p through torch's sort (without FlashInfer's sampler),
+	// holding the sorted copy, its int64 indices, the masks and the
+	// scattered result beside the logits: 39 bytes per logit (Qwen3-14B's
+	// 5.64 GiB on 0.15 and 0.16, Llama-3.1-8B's 4.76 GiB on 0.11,
+	// gpt-oss-120b's ~7.4 GiB in vllm-project/vllm#23278 and #27508).
+	legacySamplerBytesPerLogit = 39
+	// legacyV1Minor is the release that dropped them (Qwen3-14B's KV
+	// cache on one H100 grows from 41.94 GiB on 0.16 to 45.34 on 0.17).
+	legacyV1Minor = 17
 	// v0SamplerBytesPerLogit: V0's profile keeps the fp32 logits of its
 	// max_num_seqs sequences (0.19 GiB for 256 × 152k in the log of
 	// vllm-project/vllm#13061).
@@ -53,13 +64,21 @@ const (
 	// fusedMoEChunk is the tokens fused_moe processes at once
 	// (VLLM_FUSED_MOE_CHUNK_SIZE).
 	fusedMoEChunk = 32768
-	// nonTorchBytes is the non-torch memory the profile adds (cuBLAS and
-	// attention workspaces, allocator-external buffers); tensor
-	// parallelism adds NCCL and custom all-reduce buffers. The logs of the
-	// test set show 0.03-0.43 GiB on one GPU and up to a few GiB with
-	// tensor parallelism on older builds (testdata/SOURCES.md).
-	nonTorchBytes   = 0.35 * (1 << 30)
+	// nonTorchBytes is the non-torch memory the profile adds on one GPU
+	// (cuBLAS and attention workspaces, allocator-external buffers):
+	// 0.24-0.27 GiB in vLLM 0.19's profiles, 0.13 in 0.11's, 0.03-0.43 in
+	// V0's (testdata/SOURCES.md).
+	nonTorchBytes = 0.25 * (1 << 30)
+	// nonTorchTPBytes: tensor parallelism adds NCCL's and the custom
+	// all-reduce's buffers: 0.55 GiB on two H100s on 0.11, at most 0.6 on
+	// two A100s on 0.10, 0.25 on two RTX 4090s on V0 0.7.
 	nonTorchTPBytes = 0.6 * (1 << 30)
+	// nonTorchNVSwitchBytes: ranks joined by an NVSwitch on Hopper and
+	// Blackwell also hold NCCL's NVLink-SHARP and the symmetric-memory
+	// all-reduce's buffers (VLLM_ALLREDUCE_USE_SYMM_MEM, on by default):
+	// 2.06-2.21 GiB per H100 SXM with TP 2 and 4 on vLLM 0.19 whatever the
+	// model (Llama-3.1-8B to -70B, Qwen2.5-7B and -72B, Mixtral, Scout).
+	nonTorchNVSwitchBytes = 2.1 * (1 << 30)
 	// cudaContextBytes is the CUDA context and NCCL state present before
 	// V1's baseline snapshot: outside the budget, in nvidia-smi.
 	cudaContextBytes = 0.5 * (1 << 30)
@@ -142,6 +161,57 @@ func versionBefore(v string, major, minor, patch int) bool {
 
 func isA100(g catalog.GPU) bool { return g.Key == "A100-80GB" || g.Key == "A100-40GB" }
 
+// legacyV1 reports whether the deployment names a V1 release from 0.8 to
+// 0.16, whose profile differs from current vLLM's (the sampler's sort,
+// smaller all-reduce buffers).
+func legacyV1(d Deployment) bool {
+	return d.Generation == GenerationV1 && d.Version != "" &&
+		!versionBefore(d.Version, 0, 8, 0) && versionBefore(d.Version, 0, legacyV1Minor, 0)
+}
+
+// nvSwitched reports whether the GPU's ranks talk through an NVSwitch
+// with NVLink SHARP: the SXM boards of Hopper and Blackwell (FP8-capable)
+// and the Grace-Blackwell NVL72 racks; PCIe cards, NVL bridge pairs and
+// A100s have no SHARP.
+func nvSwitched(g catalog.GPU) bool {
+	return g.FP8 && g.Variant == "sxm" || g.Family == "gb200" || g.Family == "gb300"
+}
+
+// samplerNote says which sampler the activation peak stands for.
+func samplerNote(d Deployment) string {
+	switch {
+	case d.Generation == GenerationV0:
+		return fmt.Sprintf("%d bytes per logit: V0 keeps the fp32 logits", v0SamplerBytesPerLogit)
+	case legacyV1(d):
+		return fmt.Sprintf("%d bytes per logit: 0.8-0.16 sort them for top-k and top-p", legacySamplerBytesPerLogit)
+	}
+	return fmt.Sprintf("%d bytes per logit: since 0.17 the profile skips top-k and top-p", samplerBytesPerLogit)
+}
+
+// nonTorchNote says what the non-torch term holds.
+func nonTorchNote(d Deployment) string {
+	switch {
+	case d.TP <= 1:
+		return "cuBLAS and attention workspaces"
+	case nvSwitched(d.GPU) && !legacyV1(d):
+		return "workspaces, NCCL and the symmetric-memory all-reduce over NVSwitch with NVLink SHARP"
+	}
+	return "workspaces, NCCL and the custom all-reduce"
+}
+
+// vllmNonTorch is the non-torch memory one GPU's profile adds: the
+// workspaces, and with tensor parallelism the communicators' buffers,
+// which on NVSwitch Hopper and Blackwell include NVLink SHARP's.
+func vllmNonTorch(d Deployment) float64 {
+	switch {
+	case d.TP <= 1:
+		return nonTorchBytes
+	case nvSwitched(d.GPU) && !legacyV1(d):
+		return nonTorchNVSwitchBytes
+	}
+	return nonTorchTPBytes
+}
+
 func hasMLA(m arch.Model) bool {
 	for _, g := range m.Layers() {
 		if g.Attention.Kind == arch.KindMLA {
@@ -160,10 +230,7 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 	m := d.Model
 	total := float64(d.GPU.UsableBytes)
 	budget := math.Ceil(total * d.MemoryFraction)
-	nonTorch := nonTorchBytes
-	if d.TP*d.PP > 1 {
-		nonTorch = nonTorchTPBytes
-	}
+	nonTorch := vllmNonTorch(d)
 	// Every pipeline stage profiles its own GPU; all then use the fewest
 	// blocks any of them has (get_kv_cache_configs), so the stage with the
 	// fewest is the one reported.
@@ -186,9 +253,13 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 	r.KVCacheAvailableBytes = int64(p.available)
 	r.KVBytesPerToken = int64(bytesPerToken(specs))
 	if !r.quiet {
-		note("activation peak: vLLM's profiling forward pass of %d tokens and its sampler over %d sequences, estimated from the layer shapes", d.MaxNumBatchedTokens, min(d.MaxNumSeqs, d.MaxNumBatchedTokens))
-		note("non-torch memory during profiling: %s (estimated; NCCL and workspaces)", gib(nonTorch))
-		note("CUDA graphs are captured after the KV cache is allocated (vLLM before v0.21): about %s outside the budget, seen in nvidia-smi", gib(cudaGraphBytes))
+		note("activation peak: vLLM's profiling forward pass of %d tokens and its sampler over %d sequences (%s), estimated from the layer shapes", d.MaxNumBatchedTokens, min(d.MaxNumSeqs, d.MaxNumBatchedTokens), samplerNote(d))
+		note("non-torch memory during profiling: %s (%s; estimated)", gib(nonTorch), nonTorchNote(d))
+		if d.Generation != GenerationV0 && !legacyV1(d) {
+			note("CUDA graphs: vLLM 0.17-0.20 captures them after the KV cache, about %s outside the budget (seen in nvidia-smi); from 0.21 their estimate comes out of the budget instead, where a smaller sampler peak makes about as much room", gib(cudaGraphBytes))
+		} else {
+			note("CUDA graphs are captured after the KV cache is allocated: about %s outside the budget, seen in nvidia-smi", gib(cudaGraphBytes))
+		}
 		note("the GPU is empty at start-up (vLLM needs %s free)", gib(budget))
 		if d.PP > 1 {
 			note("pipeline stage reported: %d layers%s (the one with the fewest KV blocks)", p.st.layers, stageRole(p.st))
@@ -260,9 +331,9 @@ type vllmStage struct {
 
 func planVLLMStage(d Deployment, st stage, budget, nonTorch float64) vllmStage {
 	m := d.Model
-	p := vllmStage{st: st, weights: weightsOnStage(m, d.DenseBytes, d.TP, st), act: activationPeak(m, d, st.last)}
+	p := vllmStage{st: st, weights: weightsOnStage(m, d.DenseBytes, d.TP, st, d.GPU), act: activationPeak(m, d, st.last)}
 	p.available = budget - p.weights - p.act - nonTorch
-	p.specs = kvSpecs(m, d.TP, st.layers, kvElemBytes(d.KVCacheDtype))
+	p.specs = kvSpecs(m, d.TP, st.layers, kvElemBytes(d.KVCacheDtype, d.DenseBytes))
 	if d.Generation == GenerationV0 {
 		p.specs = asFullAttention(p.specs)
 	}
@@ -356,22 +427,57 @@ func asFullAttention(specs []kvSpec) []kvSpec {
 // one GPU (docs/vllm-kv.md §2): the dummy forward pass over
 // max_num_batched_tokens tokens, whose largest live set is one layer's
 // widest intermediate (the MLP's gate/up and activation, or fused_moe's
-// caches) beside the hidden state and residual; and in V1 the dummy
-// sampler over max_num_seqs sequences of the full vocabulary, which holds
-// the forward's output meanwhile. The peak is the larger of the two.
+// caches) beside the hidden state and residual, in the model's dtype; and
+// the dummy sampler over max_num_seqs sequences of the full vocabulary,
+// which holds the forward's output meanwhile and, in V1, the fused-MoE
+// workspace the forward left allocated. The peak is the larger of the two.
 func activationPeak(m arch.Model, d Deployment, sampling bool) float64 {
 	tokens := float64(d.MaxNumBatchedTokens)
-	forward := tokens * activationElemBytes * widestPerToken(m, d.TP, d.MaxNumBatchedTokens)
+	elem := d.DenseBytes
+	forward := tokens * elem * widestPerToken(m, d.TP, d.MaxNumBatchedTokens)
 	if !sampling {
 		return forward // pipeline stages before the last neither compute logits nor sample
 	}
-	perLogit := float64(samplerBytesPerLogit)
-	if d.Generation == GenerationV0 {
-		perLogit = v0SamplerBytesPerLogit
+	perLogit, kept := float64(samplerBytesPerLogit), tokens*elem*moeWorkspacePerToken(m, d.TP, d.MaxNumBatchedTokens)
+	switch {
+	case d.Generation == GenerationV0:
+		perLogit, kept = v0SamplerBytesPerLogit, 0
+	case legacyV1(d):
+		perLogit = legacySamplerBytesPerLogit
 	}
 	seqs := float64(min(d.MaxNumSeqs, d.MaxNumBatchedTokens))
-	sampler := seqs*float64(m.VocabSize)*perLogit + tokens*float64(m.HiddenSize)*activationElemBytes
+	sampler := seqs*float64(m.VocabSize)*perLogit + tokens*float64(m.HiddenSize)*elem + kept
 	return math.Max(forward, sampler)
+}
+
+// moeWorkspacePerToken is the elements per token of the fused-MoE
+// workspace the forward pass leaves allocated: the modular kernel keeps
+// its intermediate caches in shared, resizable buffers between calls
+// (fused_moe/modular_kernel.py SharedResizableBuffer), so they are still
+// live while the sampler runs — e.g. 0.53 GiB of Qwen3-30B-A3B's 2.68 GiB
+// peak on vLLM 0.19. MXFP4 experts run through the Triton/FlashInfer
+// MXFP4 kernels, which allocate per call (gpt-oss-20b's peak is its
+// sampler's alone).
+func moeWorkspacePerToken(m arch.Model, tp, tokens int) float64 {
+	if m.Quant != nil && m.Quant.Method == "mxfp4" && m.Quant.Quantises(arch.TensorExperts) {
+		return 0
+	}
+	var widest float64
+	for _, g := range m.Layers() {
+		if g.FFN.IsMoE() {
+			widest = math.Max(widest, moeCachePerToken(g.FFN, float64(m.HiddenSize), float64(tp), tokens))
+		}
+	}
+	return widest
+}
+
+// moeCachePerToken is fused_moe's intermediate caches per token of a
+// chunk: [T, k, 2I], [T·k, I] and [T, k, h] (cache1/2/3), I split by tp;
+// above VLLM_FUSED_MOE_CHUNK_SIZE tokens they hold one chunk.
+func moeCachePerToken(f arch.FFN, h, t float64, tokens int) float64 {
+	k := float64(max(1, f.ActiveExperts))
+	chunk := math.Min(1, fusedMoEChunk/math.Max(1, float64(tokens)))
+	return chunk * k * (3*float64(f.ExpertIntermediate)/t + h)
 }
 
 // widestPerToken is the elements per token of the largest live set of a
@@ -388,11 +494,7 @@ func widestPerToken(m arch.Model, tp, tokens int) float64 {
 			ffn = 3 * float64(f.Intermediate) / t
 		}
 		if f.IsMoE() {
-			// intermediate_cache1/2/3: [T, k, 2I], [T·k, I], [T, k, h].
-			k := float64(max(1, f.ActiveExperts))
-			chunk := math.Min(1, fusedMoEChunk/math.Max(1, float64(tokens)))
-			ffn += chunk * k * (3*float64(f.ExpertIntermediate)/t + h)
-			ffn += 3 * float64(f.SharedIntermediate) / t
+			ffn += moeCachePerToken(f, h, t, tokens) + 3*float64(f.SharedIntermediate)/t
 		}
 		a := g.Attention
 		attn := float64(2*a.Heads*a.HeadDim+2*a.KVHeads*a.HeadDim) / t

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/vrambot/vrambot/advisor/arch"
+	"github.com/vrambot/vrambot/advisor/catalog"
 )
 
 // vocabPadding is the multiple vLLM pads the vocabulary to before
@@ -118,10 +119,10 @@ func attentionShare(m arch.Model, tp int) float64 {
 // size, the rest at dense bytes) times each group's share, plus the
 // rotary cos/sin cache vLLM registers as a buffer (max_position ×
 // rotary_dim in the model dtype), which "Model loading took" includes.
-func weightsOnStage(m arch.Model, dense float64, tp int, st stage) float64 {
+func weightsOnStage(m arch.Model, dense float64, tp int, st stage, g catalog.GPU) float64 {
 	bytes := m.WeightBytesByGroup(dense)
 	share := rankShares(m, tp, st)
-	share[arch.TensorExperts] *= mxfp4Padding(m, tp)
+	share[arch.TensorExperts] *= mxfp4Padding(m, tp, g)
 	var w float64
 	for g := range bytes {
 		w += bytes[g] * share[g]
@@ -130,30 +131,63 @@ func weightsOnStage(m arch.Model, dense float64, tp int, st stage) float64 {
 }
 
 // weightsPerGPU is the weight bytes of the most loaded GPU.
-func weightsPerGPU(m arch.Model, dense float64, tp, pp int) float64 {
+func weightsPerGPU(m arch.Model, dense float64, tp, pp int, g catalog.GPU) float64 {
 	var w float64
 	for _, st := range stages(m, pp) {
-		w = math.Max(w, weightsOnStage(m, dense, tp, st))
+		w = math.Max(w, weightsOnStage(m, dense, tp, st, g))
 	}
 	return w
 }
 
-// mxfp4Alignment is the multiple vLLM's MXFP4 MoE kernels (Marlin,
-// Triton) pad each rank's expert intermediate size to (mxfp4.py
-// create_weights): gpt-oss's 2880 becomes 3072, which is why its
-// "Model loading took" exceeds the checkpoint's 60.8 GiB by ~4 GiB.
-const mxfp4Alignment = 256
+// mxfp4Pad is how vLLM's MXFP4 MoE backend of a GPU pads each rank's
+// expert weights (mxfp4.py get_mxfp4_backend and create_weights): the
+// multiples the intermediate size per rank and the hidden size are
+// rounded up to (0: not padded), and what the backend's layout adds.
+type mxfp4Pad struct {
+	intermediate, hidden int
+	layout               float64
+}
+
+// hopperSwizzle is what the Triton kernels' swizzled Hopper layout
+// (mxfp4_utils.py _swizzle_mxfp4) adds to the expert weights: a 16th,
+// measured where create_weights pads nothing (gpt-oss's intermediate
+// 2880 is a multiple of 64 on one GPU): 64.38 GiB for gpt-oss-120b,
+// 13.64 GiB for gpt-oss-20b on one H100 (testdata/SOURCES.md).
+const hopperSwizzle = 16.0 / 15
+
+// mxfp4PadOf picks the backend as vLLM does: Triton's kernels on Hopper
+// (compute capability 9.x; rank intermediate to 64, then the swizzle),
+// FlashInfer's on datacenter Blackwell (10.x; both to 256), Marlin on
+// everything else that runs MXFP4 — A100, Ada, consumer Blackwell ("n %
+// 256 == 0 and k % 128 == 0": intermediate to 128, hidden to 256).
+func mxfp4PadOf(g catalog.GPU) mxfp4Pad {
+	switch g.Family {
+	case "h100", "h200", "gh200", "h20":
+		return mxfp4Pad{intermediate: 64, layout: hopperSwizzle}
+	case "b200", "b300", "gb200", "gb300":
+		return mxfp4Pad{intermediate: 256, hidden: 256, layout: 1}
+	}
+	return mxfp4Pad{intermediate: 128, hidden: 256, layout: 1}
+}
 
 // mxfp4Padding is the factor the expert weights grow by under that
-// padding (1 for other formats).
-func mxfp4Padding(m arch.Model, tp int) float64 {
+// padding (1 for other formats): gpt-oss's 2880 × 2880 experts take a
+// 16th more on an H100, 2944 × 3072 on an A100 — its "Model loading
+// took" exceeds the checkpoint's 60.8 GiB by 4-5 GiB.
+func mxfp4Padding(m arch.Model, tp int, g catalog.GPU) float64 {
 	if m.Quant == nil || m.Quant.Method != "mxfp4" || !m.Quant.Quantises(arch.TensorExperts) {
 		return 1
 	}
-	for _, g := range m.Layers() {
-		if i := g.FFN.ExpertIntermediate; g.FFN.IsMoE() && i > 0 {
-			rank := ceilDiv(i, tp)
-			return float64(ceilDiv(rank, mxfp4Alignment)*mxfp4Alignment) / float64(rank)
+	pad := mxfp4PadOf(g)
+	round := func(n, to int) float64 {
+		if to <= 0 || n <= 0 {
+			return 1
+		}
+		return float64(ceilDiv(n, to)*to) / float64(n)
+	}
+	for _, l := range m.Layers() {
+		if i := l.FFN.ExpertIntermediate; l.FFN.IsMoE() && i > 0 {
+			return round(ceilDiv(i, tp), pad.intermediate) * round(m.HiddenSize, pad.hidden) * pad.layout
 		}
 	}
 	return 1

@@ -13,6 +13,10 @@
 //     reports), labelled by the same rules (fresh/README.md says what the
 //     new kinds' fields hold), with look-alikes (Triton shared memory,
 //     NCCL timeouts and errors that are not memory).
+//   - blind/: real pastes of every kind above, old and new, with look-alikes
+//     (nvidia-smi and memory_summary() tables, device-side asserts, illegal
+//     memory access), labelled by hand before the parser read them
+//     (blind/README.md), so its first run measured how the rules generalise.
 //
 // Each set is index.jsonl (one line per case) beside the case files. It is
 // imported by tests only; the binary does not embed it.
@@ -27,7 +31,7 @@ import (
 	"path"
 )
 
-//go:embed public/index.jsonl public/cases extra fresh
+//go:embed public/index.jsonl public/cases extra fresh blind/index.jsonl blind/*.txt
 var files embed.FS
 
 // Case is one labelled paste. Fields holds every index field as JSON
@@ -45,15 +49,16 @@ const (
 	Public = "public"
 	Extra  = "extra"
 	Fresh  = "fresh"
+	Blind  = "blind"
 )
 
 // Sets lists every set, in the order they were gathered.
-var Sets = []string{Public, Extra, Fresh}
+var Sets = []string{Public, Extra, Fresh, Blind}
 
 // casesDir is where a set keeps its case files.
-var casesDir = map[string]string{Public: "public/cases", Extra: "extra", Fresh: "fresh"}
+var casesDir = map[string]string{Public: "public/cases", Extra: "extra", Fresh: "fresh", Blind: "blind"}
 
-// Load reads one set (Public, Extra or Fresh), in index order.
+// Load reads one set (Public, Extra, Fresh or Blind), in index order.
 func Load(set string) ([]Case, error) {
 	dir, ok := casesDir[set]
 	if !ok {
