@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
+	"github.com/vrambot/vrambot/internal/errs"
 )
 
 func TestParseQuery(t *testing.T) {
@@ -336,7 +338,7 @@ func FuzzParseQuery(f *testing.F) {
 	for _, s := range []string{
 		"7b lora a100", "llama-3-8b qlora bs=4 seq=4096 4090", "meta-llama/Llama-2-7b-hf full 8xh100 zero=3",
 		"7b 24gb tokens=2B", "7b bs=-4", "lorra", "a100 40gb", "8x a100", "7b seq=128k engine=vllm kv=fp8",
-		"= = =", "bs=", "x×", "7b gpu=", "\xff", "7b 1.5.5gb",
+		"= = =", "bs=", "x×", "7b gpu=", "\xff", "7b 1.5.5gb", "_._", "7b -._ a100",
 	} {
 		f.Add(s)
 	}
@@ -394,6 +396,18 @@ func TestEveryTrainingFrameworkIsAWord(t *testing.T) {
 		}
 		if q.Workload.Framework != fw || !slices.Contains(fix.Frameworks(), q.Framework) {
 			t.Errorf("framework=%s read as %q (snippets %q)", fw, q.Workload.Framework, q.Framework)
+		}
+	}
+}
+
+// TestSeparatorOnlyWordsAreRefusedNotFatal: a word made only of separators
+// once indexed an empty split (a panic found by the estimator's validation).
+func TestSeparatorOnlyWordsAreRefusedNotFatal(t *testing.T) {
+	for _, q := range []string{"_._", "-", "7b ._. a100", "..."} {
+		if _, err := VRAM(context.Background(), q, VRAMDeps{}); err == nil {
+			t.Errorf("VRAM(%q) accepted a query with no model word", q)
+		} else if errs.KindOf(err) != errs.Invalid {
+			t.Errorf("VRAM(%q) = %v (kind %v), want bad input", q, err, errs.KindOf(err))
 		}
 	}
 }
