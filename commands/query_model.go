@@ -40,7 +40,11 @@ func looksLikeModel(tok string) bool {
 	if settingValue(ref) {
 		return false
 	}
-	head := strings.ToLower(strings.FieldsFunc(ref, func(r rune) bool { return r == '-' || r == '.' || r == '_' })[0])
+	parts := strings.FieldsFunc(ref, func(r rune) bool { return r == '-' || r == '.' || r == '_' })
+	if len(parts) == 0 {
+		return false // only separators ("_._"): no name in it
+	}
+	head := strings.ToLower(parts[0])
 	if _, alias := keyAliases[head]; alias || slices.Contains(queryKeys, head) {
 		return false
 	}

@@ -16,7 +16,7 @@ import (
 
 // queryKeys are the key=value settings; keyAliases the other spellings accepted.
 var queryKeys = []string{"bs", "seq", "precision", "optim", "gc", "zero", "offload", "gpus", "tp", "pp", "rank", "targets", "attn", "kv", "tokens", "engine", "framework", "gpu",
-	"loss", "optim-in-bwd", "act-offload",
+	"loss", "optim-in-bwd", "act-offload", "ga",
 	"gpu-util", "max-num-seqs", "max-num-batched-tokens", "users", "engine-version"}
 
 // keyAliases include the serving engines' own flag names (vLLM's
@@ -33,6 +33,7 @@ var keyAliases = map[string]string{
 	"optimizer-in-bwd": "optim-in-bwd", "optimizer-in-backward": "optim-in-bwd", "optim-in-backward": "optim-in-bwd",
 	"activation-offload": "act-offload", "activation-offloading": "act-offload", "offload-activations": "act-offload",
 	"cross-entropy": "loss", "ce": "loss",
+	"grad-accum": "ga", "gradient-accumulation": "ga", "gradient-accumulation-steps": "ga", "accum": "ga",
 	"r": "rank", "lora-rank": "rank", "attention": "attn", "kv-cache": "kv", "kv-cache-dtype": "kv", "fw": "framework",
 	"gpu-memory-utilization": "gpu-util", "gpu-mem-util": "gpu-util", "mem-fraction-static": "gpu-util", "mem-fraction": "gpu-util",
 	"tensor-parallel-size": "tp", "tp-size": "tp", "num-shard": "tp", "pipeline-parallel-size": "pp", "pp-size": "pp",
@@ -199,14 +200,14 @@ type frameworkStack struct {
 
 var frameworkStacks = map[string]frameworkStack{
 	"pytorch":       {snippets: fix.FrameworkPyTorch},
-	"hf":            {snippets: fix.FrameworkHF},
+	"hf":            {snippets: fix.FrameworkHF, memory: memory.FrameworkHF},
 	"trl":           {snippets: fix.FrameworkHF, memory: memory.FrameworkTRL},
 	"unsloth":       {snippets: fix.FrameworkUnsloth, memory: memory.FrameworkUnsloth},
 	"axolotl":       {snippets: fix.FrameworkAxolotl, memory: memory.FrameworkAxolotl},
 	"torchtune":     {snippets: fix.FrameworkTorchtune, memory: memory.FrameworkTorchtune},
 	"llama-factory": {snippets: fix.FrameworkLlamaFactory, memory: memory.FrameworkLlamaFactory},
 	"torchtitan":    {snippets: fix.FrameworkPyTorch, memory: memory.FrameworkTorchtitan},
-	"lightning":     {snippets: fix.FrameworkLightning},
+	"lightning":     {snippets: fix.FrameworkLightning, memory: memory.FrameworkLightning},
 	"deepspeed":     {snippets: fix.FrameworkDeepSpeed},
 	"keras":         {snippets: fix.FrameworkKeras},
 	"jax":           {snippets: fix.FrameworkJAX},
@@ -401,7 +402,7 @@ func (p *parsedQuery) query() (Query, error) {
 		}
 	}
 
-	trainingKeys := []string{"optim", "gc", "zero", "offload", "loss", "optim-in-bwd", "act-offload"}
+	trainingKeys := []string{"optim", "gc", "zero", "offload", "loss", "optim-in-bwd", "act-offload", "ga"}
 	loraKeys := []string{"rank", "targets"}
 	w.Method = p.method
 	if w.Method == "" && p.loose != "" {
@@ -563,6 +564,16 @@ func (p *parsedQuery) applySettings(q *Query, training bool, assume func(def, fo
 		default:
 			assume(DefaultBatch, "batch not given: assuming bs=1 (one sequence at a time)")
 		}
+	}
+
+	// gradient accumulation: memory depends on it only where FSDP
+	// accumulates unsharded gradients between syncs (docs/memory-model.md §6.2).
+	if v, ok := p.kv["ga"]; ok {
+		n, err := parsePositiveInt("ga", v, maxBatch)
+		if err != nil {
+			return err
+		}
+		w.GradAccumSteps = n
 	}
 
 	// engine (before seq: the serving engines' default context differs)

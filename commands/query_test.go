@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
+	"github.com/vrambot/vrambot/internal/errs"
 )
 
 func TestParseQuery(t *testing.T) {
@@ -157,6 +159,10 @@ func TestParseQuery(t *testing.T) {
 			eq(t, "precision", q.Workload.Precision, memory.PrecisionMixedFP16)
 			hasAssumption(t, q.Workload, "torch.amp.GradScaler")
 		}},
+		{"gradient accumulation", "llama-2-7b lora 2xa100 fsdp gradient_accumulation_steps=32 framework=lightning", func(t *testing.T, q Query) {
+			eq(t, "ga", q.Workload.GradAccumSteps, 32)
+			eq(t, "framework", q.Workload.Framework, memory.FrameworkLightning)
+		}},
 		{"tokens with k suffix", "7b lora tokens=750k", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(750_000)) }},
 		{"tokens in exponent form", "7b tokens=1e9", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(1e9)) }},
 		{"tokens with M suffix", "7b tokens=500M", func(t *testing.T, q Query) { eq(t, "tokens", q.Workload.Tokens, int64(5e8)) }},
@@ -269,6 +275,8 @@ func TestParseQueryErrors(t *testing.T) {
 		{"7b full optim-in-bwd=maybe", "maybe", "unknown optim-in-bwd", ""},
 		{"7b full optim=none optim-in-bwd=on", "optim-in-bwd=on", "has no step", ""},
 		{"7b inference loss=chunked", "loss=chunked", "does not apply to inference", ""},
+		{"7b inference ga=4", "ga=4", "does not apply to inference", ""},
+		{"7b full ga=0", "0", "", ""},
 		{"7b full chunked", "chunked", "needs its setting name", "loss=chunked"},
 		{"7b full zero=4", "zero=4", "zero must be a ZeRO stage 0, 1, 2 or 3, got '4'", ""},
 		{"7b full zero=-1", "zero=-1", "zero must be a ZeRO stage", ""},
@@ -330,7 +338,7 @@ func FuzzParseQuery(f *testing.F) {
 	for _, s := range []string{
 		"7b lora a100", "llama-3-8b qlora bs=4 seq=4096 4090", "meta-llama/Llama-2-7b-hf full 8xh100 zero=3",
 		"7b 24gb tokens=2B", "7b bs=-4", "lorra", "a100 40gb", "8x a100", "7b seq=128k engine=vllm kv=fp8",
-		"= = =", "bs=", "x×", "7b gpu=", "\xff", "7b 1.5.5gb",
+		"= = =", "bs=", "x×", "7b gpu=", "\xff", "7b 1.5.5gb", "_._", "7b -._ a100",
 	} {
 		f.Add(s)
 	}
@@ -388,6 +396,18 @@ func TestEveryTrainingFrameworkIsAWord(t *testing.T) {
 		}
 		if q.Workload.Framework != fw || !slices.Contains(fix.Frameworks(), q.Framework) {
 			t.Errorf("framework=%s read as %q (snippets %q)", fw, q.Workload.Framework, q.Framework)
+		}
+	}
+}
+
+// TestSeparatorOnlyWordsAreRefusedNotFatal: a word made only of separators
+// once indexed an empty split (a panic found by the estimator's validation).
+func TestSeparatorOnlyWordsAreRefusedNotFatal(t *testing.T) {
+	for _, q := range []string{"_._", "-", "7b ._. a100", "..."} {
+		if _, err := VRAM(context.Background(), q, VRAMDeps{}); err == nil {
+			t.Errorf("VRAM(%q) accepted a query with no model word", q)
+		} else if errs.KindOf(err) != errs.Invalid {
+			t.Errorf("VRAM(%q) = %v (kind %v), want bad input", q, err, errs.KindOf(err))
 		}
 	}
 }

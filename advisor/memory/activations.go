@@ -91,12 +91,17 @@ func shapeOf(m catalog.Model, g arch.LayerGroup) layerShape {
 }
 
 // blockBytes is the activation memory of one block, split into the part that
-// tensor parallelism divides (attention and MLP internals) and the part it
-// does not (norm inputs, dropout masks) (Korthikanti §4.2.2).
+// tensor parallelism divides (attention and MLP internals) and the parts it
+// does not (Korthikanti §4.2.2): the norm inputs and dropout masks, which
+// sequence parallelism divides too (Korthikanti §4.2.2, Table 2: 34/t), and
+// the inputs of the column-parallel linears, which stay whole on every rank
+// when the linear saves the all-gathered tensor (PyTorch DTensor's
+// PrepareModuleInput + ColwiseParallel, as torchtitan runs it).
 type blockBytes struct {
-	perToken       float64 // bytes per token, split by TP
-	perTokenShared float64 // bytes per token, replicated across TP ranks
-	perTokenSq     float64 // bytes per token per token of context (eager attention scores), split by TP
+	perToken         float64 // bytes per token, split by TP
+	perTokenShared   float64 // bytes per token, replicated across TP ranks unless sequence-parallel
+	perTokenGathered float64 // bytes per token, the column-parallel linears' inputs: replicated across TP ranks
+	perTokenSq       float64 // bytes per token per token of context (eager attention scores), split by TP
 }
 
 // blockActivations is what one block saves for backward. The block's linear
@@ -175,13 +180,13 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 		}
 		return shared, lin, sq
 	}
-	shared, lin, sq := attn()
-	b.perTokenShared += shared
+	gathered, lin, sq := attn()
+	b.perTokenGathered += gathered
 	b.perToken += lin
 	b.perTokenSq += sq
 	if crossAttention {
-		shared, lin, sq := attn()
-		b.perTokenShared += shared
+		gathered, lin, sq := attn()
+		b.perTokenGathered += gathered
 		b.perToken += lin
 		b.perTokenSq += sq
 	}
@@ -189,7 +194,7 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 	// MLP: the activation function's input, and for gated MLPs its output
 	// and the up projection (both needed for the product's backward).
 	if trainLinear {
-		b.perTokenShared += e * h // input of the first MLP projection(s)
+		b.perTokenGathered += e * h // input of the first MLP projection(s)
 	}
 	if ls.gated {
 		b.perToken += 3 * e * i
@@ -217,9 +222,9 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 			// attention input (q, k, v), the attention output (o, kept by
 			// flash attention already), the MLP input and the down
 			// projection's input.
-			b.perTokenShared += e * h
+			b.perTokenGathered += e * h
 			if w.LoRATargets == "all" {
-				b.perTokenShared += e * h
+				b.perTokenGathered += e * h
 				b.perToken += e * i
 			}
 			if w.Attention == AttentionEager && w.LoRATargets != "qv" {
@@ -255,12 +260,13 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 	if w.Method == MethodInference {
 		return inferenceActivationBytes(w, m, r)
 	}
+	sp := sequenceParallelSplit(w)
 	perLayer := func(b blockBytes, ls layerShape) float64 {
 		span := s
 		if ls.window > 0 {
 			span = math.Min(s, ls.window)
 		}
-		return tokens * (b.perTokenShared + (b.perToken+b.perTokenSq*span)/tp)
+		return tokens * (b.perTokenShared/sp + b.perTokenGathered + (b.perToken+b.perTokenSq*span)/tp)
 	}
 	var total, largest, layers float64
 	switch {
@@ -292,9 +298,24 @@ func activationBytes(w Workload, m catalog.Model, r regime) float64 {
 		}
 	}
 	total = checkpointed(w, m, r, total, largest, layers, tokens)
-	// The final norm saves its input too.
-	total += tokens * fp32Bytes * float64(m.HiddenSize)
+	// The final norm saves its input too (sequence-parallel under SP).
+	total += tokens * fp32Bytes * float64(m.HiddenSize) / sp
 	return total
+}
+
+// sequenceParallelSplit is how many ways sequence parallelism divides what
+// tensor parallelism leaves whole outside the matmuls: the block inputs and
+// outputs, the norms and their saved inputs, split along the sequence over
+// the TP ranks (Korthikanti et al. 2022 §4.2.2). torchtitan's TP plan
+// always applies it (SequenceParallel on every norm, block inputs
+// Shard(1): "Apply tensor + sequence parallelism to every transformer
+// block", torchtitan parallelize_llama.py apply_tp); other stacks' TP
+// replicates them (1).
+func sequenceParallelSplit(w Workload) float64 {
+	if w.TP > 1 && frameworks[w.Framework].sequenceParallel {
+		return float64(w.TP)
+	}
+	return 1
 }
 
 // inferenceActivationBytes is the transient working set of a forward pass:

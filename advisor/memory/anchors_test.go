@@ -119,7 +119,7 @@ func TestKorthikantiPerLayer(t *testing.T) {
 		w := Workload{Model: m, Method: MethodFull, Precision: PrecisionFP16, Attention: AttentionEager,
 			Batch: b, SeqLen: s, TP: tp}
 		blk := blockActivations(w, m, shapeOf(m, m.Layers()[0]), regimeFor(w.Precision), false)
-		got := s * b * (blk.perTokenShared + (blk.perToken+blk.perTokenSq*s)/float64(tp))
+		got := s * b * (blk.perTokenShared + blk.perTokenGathered + (blk.perToken+blk.perTokenSq*s)/float64(tp))
 		ft := float64(tp)
 		want := float64(s*b*h) * (10 + 24/ft + 5*a*s/(h*ft))
 		if got != want {
@@ -134,7 +134,7 @@ func TestGradientCheckpointingKeepsLayerInputs(t *testing.T) {
 	r := regimeFor(w.Precision)
 	blk := blockActivations(w, m, shapeOf(m, m.Layers()[0]), r, false)
 	tokens := float64(w.Batch * w.SeqLen)
-	oneLayer := tokens * (blk.perTokenShared + blk.perToken + blk.perTokenSq*float64(w.SeqLen))
+	oneLayer := tokens * (blk.perTokenShared + blk.perTokenGathered + blk.perToken + blk.perTokenSq*float64(w.SeqLen))
 	finalNorm := tokens * fp32Bytes * float64(m.HiddenSize)
 	want := 2*tokens*float64(m.HiddenSize)*float64(m.NumLayers) + oneLayer + finalNorm
 	if got := activationBytes(w, m, r); got != want {
@@ -282,5 +282,34 @@ func TestTensorAndPipelineParallelSplitWeights(t *testing.T) {
 		if !within(float64(b.WeightsBytes), float64(one.WeightsBytes)/4, 1e-9) || !within(float64(b.KVCacheBytes), float64(one.KVCacheBytes)/4, 1e-9) {
 			t.Errorf("%s: weights %d, KV %d; want a quarter of %d, %d", name, b.WeightsBytes, b.KVCacheBytes, one.WeightsBytes, one.KVCacheBytes)
 		}
+	}
+}
+
+// TestSequenceParallelSplitsWhatTPLeavesWhole pins torchtitan's tensor
+// parallelism, which is always sequence-parallel: the norm inputs and
+// dropout masks split over the TP ranks too, the column-parallel linears'
+// all-gathered inputs stay whole (Korthikanti's 10 + 24/t becomes
+// 6/t + 4 + 24/t in DTensor's eager SP), and a checkpointed block input
+// is split.
+func TestSequenceParallelSplitsWhatTPLeavesWhole(t *testing.T) {
+	m := mustModel(t, "llama-3.1-70b")
+	base := Workload{Model: m, Method: MethodFull, Precision: PrecisionMixedBF16, Batch: 16, SeqLen: 8192, GPUs: 256, TP: 8,
+		Sharding: ShardingFSDP, Optimizer: OptimizerAdamW, Checkpointing: CheckpointFull}
+	plain := Resolve(base)
+	titan := base
+	titan.Framework = FrameworkTorchtitan
+	titan = Resolve(titan)
+	r := regimeFor(plain.Precision)
+	tokens := float64(plain.Batch * plain.SeqLen)
+	input := tokens * r.act * float64(m.HiddenSize) * float64(m.NumLayers)
+	got := activationBytes(plain, m, r) - activationBytes(titan, m, r)
+	// The block inputs and the final norm input lose 7/8 of their size;
+	// the recomputed block's norm inputs shrink too, so the saving is at
+	// least that.
+	if want := (input + tokens*fp32Bytes*float64(m.HiddenSize)) * 7 / 8; got < want {
+		t.Errorf("sequence parallelism saves %.1f GB, want at least %.1f", got/1e9, want/1e9)
+	}
+	if sequenceParallelSplit(plain) != 1 || sequenceParallelSplit(titan) != 8 {
+		t.Errorf("split %v / %v, want 1 without torchtitan, 8 with", sequenceParallelSplit(plain), sequenceParallelSplit(titan))
 	}
 }

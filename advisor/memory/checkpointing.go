@@ -34,7 +34,8 @@ func checkpointed(w Workload, m catalog.Model, r regime, total, largest, blocks,
 	if w.ActivationOffload || w.Checkpointing == CheckpointOffloaded {
 		resident = math.Min(blocks, offloadInFlightBlocks)
 	}
-	input := tokens * r.act * float64(m.HiddenSize)
+	sp := sequenceParallelSplit(w)
+	input := tokens * r.act * float64(m.HiddenSize) / sp
 	switch w.Checkpointing {
 	case CheckpointFull, CheckpointOffloaded:
 		return resident*input + largest
@@ -42,7 +43,7 @@ func checkpointed(w Workload, m catalog.Model, r regime, total, largest, blocks,
 		var kept, layers float64
 		for i := range m.NumLayerGroups() {
 			ls := shapeAt(m, i)
-			kept += ls.layers * selectiveBytesPerToken(ls, r, float64(w.TP))
+			kept += ls.layers * selectiveBytesPerToken(ls, r, float64(w.TP), sp)
 			layers += ls.layers
 		}
 		return resident*tokens*kept/math.Max(1, layers) + largest
@@ -63,8 +64,8 @@ func checkpointed(w Workload, m catalog.Model, r regime, total, largest, blocks,
 // per head. The attention scores are never kept, which is Megatron's
 // selective recompute of the attention core (Korthikanti et al. 2022 §5,
 // Table 2: TP + selective recompute). Matmul and attention outputs are
-// split over TP ranks, the block input is not.
-func selectiveBytesPerToken(ls layerShape, r regime, tp float64) float64 {
+// split over TP ranks, the block input only under sequence parallelism (sp).
+func selectiveBytesPerToken(ls layerShape, r regime, tp, sp float64) float64 {
 	h, q, kv, i := ls.h, ls.q, ls.kv, ls.i
 	outs := [7]float64{q, kv, kv, h, i, i, h}
 	n := 7
@@ -77,5 +78,5 @@ func selectiveBytesPerToken(ls layerShape, r regime, tp float64) float64 {
 	}
 	kept += q // attention output
 	split := r.act*kept + fp32Bytes*ls.heads
-	return r.act*h + split/tp
+	return r.act*h/sp + split/tp
 }

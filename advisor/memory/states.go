@@ -176,12 +176,52 @@ func fsdpShard(s *states, w Workload, m catalog.Model, r regime, scale, dp float
 		s.weights += (fsdpGatheredLayers*layerBytes + root) / float64(w.TP)
 	}
 	if w.Method != MethodInference {
+		if g, ok := fsdpGradientBytes(w, m, r, scale, dp); ok && !w.OptimizerInBackward && !offload {
+			s.grads = g
+		}
 		reduce := float64(halfBytes)
 		if r.amp {
 			reduce += fp32Bytes // reduce_dtype float32
 		}
 		s.grads += float64(w.TrainableParams) / layers * reduce / float64(w.TP)
 	}
+}
+
+// fsdpGradientBytes is FSDP's gradient memory per GPU where it is not the
+// trainable parameters' shard (ok false otherwise):
+//
+//   - Gradient accumulation between syncs (GradAccumSteps > 1 under the
+//     HF Trainer and the frameworks built on it, whose accelerate no_sync
+//     is FSDP1's no_sync or FSDP2's set_requires_gradient_sync(False), and
+//     under Lightning's no_backward_sync) accumulates every gradient
+//     unsharded on every GPU until the micro-batch that syncs: "no_sync
+//     ... will accumulate unsharded gradients" (torch
+//     FullyShardedDataParallel.no_sync docs). A plain PyTorch loop,
+//     torchtune's and torchtitan's recipes reduce-scatter every
+//     micro-batch instead.
+//   - FSDP1 with use_orig_params=True and whole blocks wrapped (Lightning's
+//     FSDPStrategy) gives a block's frozen weights and its adapters one
+//     FlatParameter: "the gradient memory usage will be higher than
+//     expected (namely, equal to not freezing those parameters)" (torch
+//     FullyShardedDataParallel docs, use_orig_params).
+//
+// Divided by TP ranks.
+func fsdpGradientBytes(w Workload, m catalog.Model, r regime, scale, dp float64) (float64, bool) {
+	fw := frameworks[w.Framework]
+	params := float64(w.TrainableParams)
+	mixed := fw.fsdpMixedFlatParams && w.Method.IsAdapter()
+	if mixed {
+		params += float64(m.MeanLayerParams()) * float64(max(1, m.TotalLayers())) * scale
+	}
+	accumulating := w.GradAccumSteps > 1 && fw.accumulatesUnsharded
+	if !accumulating && !mixed {
+		return 0, false
+	}
+	if !accumulating {
+		return params * r.grad / float64(w.TP) / dp, true // sharded, in the parameters' dtype
+	}
+	// Autograd's gradient of the gathered parameter, in the compute dtype.
+	return params * r.act / float64(w.TP), true
 }
 
 // largestTrainableTensor is the parameter count of the largest tensor that

@@ -73,6 +73,12 @@ const (
 	FrameworkTRL          Framework = "trl"
 	FrameworkLlamaFactory Framework = "llama-factory"
 	FrameworkTorchtitan   Framework = "torchtitan"
+	// FrameworkHF is the HF Trainer (and accelerate, PEFT): the default
+	// stack's checkpointing and loss, with its gradient accumulation.
+	FrameworkHF Framework = "hf"
+	// FrameworkLightning is Lightning (Fabric or Trainer) with its
+	// FSDPStrategy: FSDP1 with use_orig_params=True.
+	FrameworkLightning Framework = "lightning"
 )
 
 // frameworkDefaults is what a framework's recipes do when the user does
@@ -105,12 +111,25 @@ type frameworkDefaults struct {
 	// upcast in this many pieces of tokens (torchtune's 8); 0 is a fused
 	// linear cross-entropy sized like Liger's (chunkedLogitsBytes).
 	lossChunks int
-	source     string
+	// sequenceParallel: tensor parallelism comes with sequence
+	// parallelism (sequenceParallelSplit).
+	sequenceParallel bool
+	// accumulatesUnsharded: under FSDP, gradient accumulation skips the
+	// gradient sync on every micro-batch but the last, so the gradients
+	// accumulate unsharded (the HF Trainer's accelerate no_sync,
+	// Lightning's no_backward_sync; fsdpGradientBytes). A plain PyTorch
+	// loop, torchtune and torchtitan reduce-scatter every micro-batch.
+	accumulatesUnsharded bool
+	// fsdpMixedFlatParams: FSDP1 with use_orig_params=True, wrapping whole
+	// blocks, so that a block's frozen weights and its adapters share one
+	// FlatParameter whose gradient covers all of them (fsdpGradientBytes).
+	fsdpMixedFlatParams bool
+	source              string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
 	FrameworkUnsloth: {
-		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true,
+		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true, accumulatesUnsharded: true,
 		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation`,
 	},
 	FrameworkTorchtune: {
@@ -118,19 +137,27 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
 	},
 	FrameworkAxolotl: {
-		checkpointing: CheckpointFull, loss: LossStandard,
+		checkpointing: CheckpointFull, loss: LossStandard, accumulatesUnsharded: true,
 		source: "axolotl example configs: gradient_checkpointing: true",
 	},
 	FrameworkTRL: {
-		checkpointing: CheckpointFull, loss: LossChunked,
+		checkpointing: CheckpointFull, loss: LossChunked, accumulatesUnsharded: true,
 		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
 	},
 	FrameworkTorchtitan: {
-		checkpointing: CheckpointSelective, loss: LossStandard, shardsAdapters: true,
-		source: `torchtitan's Llama train configs: [activation_checkpoint] mode "selective", selective_ac_option "op"; FSDP2 over every data-parallel GPU`,
+		checkpointing: CheckpointSelective, loss: LossChunked, lossChunks: torchtitanLossChunks, shardsAdapters: true, sequenceParallel: true,
+		source: `torchtitan's Llama and Qwen3 configs: SelectiveAC (per-op), ChunkedLossWrapper with 8 chunks (since June 2026; a full cross-entropy before), FSDP2 over every data-parallel GPU, tensor parallelism with sequence parallelism (apply_tp)`,
+	},
+	FrameworkHF: {
+		accumulatesUnsharded: true,
+		source:               "the HF Trainer: accelerator.no_sync on every micro-batch but the last (FSDP1 no_sync, FSDP2 set_requires_gradient_sync(False)); checkpointing and loss as the default stack",
+	},
+	FrameworkLightning: {
+		checkpointing: CheckpointOff, loss: LossStandard, fsdpMixedFlatParams: true, accumulatesUnsharded: true,
+		source: "Lightning's FSDPStrategy: FSDP1 with use_orig_params=True by default (lightning/fabric/strategies/fsdp.py), auto-wrapping whole blocks; fabric.no_backward_sync during gradient accumulation",
 	},
 	FrameworkLlamaFactory: {
-		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true,
+		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true, accumulatesUnsharded: true,
 		source: "LLaMA-Factory model and finetuning args: disable_gradient_checkpointing=False (checkpointing on), lora_dropout=0.0",
 	},
 }
@@ -179,7 +206,7 @@ func resolveTraining(w *Workload, note func(string, ...any)) {
 	case w.Checkpointing != "":
 	case w.GradCheckpointing:
 		w.Checkpointing = CheckpointFull
-	case known:
+	case known && fw.checkpointing != "":
 		w.Checkpointing = fw.checkpointing
 		note("activation checkpointing not given: %s, as %s (%s)", checkpointWords(fw.checkpointing), w.Framework, fw.source)
 	case w.Method == MethodQLoRA:
@@ -247,6 +274,21 @@ func resolveTraining(w *Workload, note func(string, ...any)) {
 		w.Sharding = ShardingDDP
 		note("sharding not given: plain data parallel (DDP), each of the %d GPUs holding the whole model (fsdp or zero=3 to shard it)", dp)
 	}
+	w.GradAccumSteps = max(0, w.GradAccumSteps)
+	if !training {
+		w.GradAccumSteps = 0
+	}
+	if w.Sharding == ShardingFSDP && training {
+		switch {
+		case w.GradAccumSteps > 1 && fw.accumulatesUnsharded:
+			note("gradient accumulation over %d micro-batches under FSDP: every GPU accumulates the gradients unsharded between syncs (the HF Trainer's and accelerate's no_sync, Lightning's no_backward_sync)", w.GradAccumSteps)
+		case w.GradAccumSteps > 1:
+			note("gradient accumulation over %d micro-batches, reduce-scattered every micro-batch: the gradients stay sharded (the HF Trainer and Lightning accumulate them unsharded: framework=hf, framework=lightning)", w.GradAccumSteps)
+		}
+		if fw.fsdpMixedFlatParams && w.Method.IsAdapter() {
+			note("%s's FSDP (FSDP1, use_orig_params=True, whole blocks wrapped): a block's frozen weights share a FlatParameter with its adapters, so gradient memory is that of the whole block", w.Framework)
+		}
+	}
 	if w.Sharding == ShardingFSDP && w.Offload == OffloadOptimizer {
 		w.Offload = OffloadParam
 		note("FSDP's CPU offload moves parameters, gradients and the optimizer step to the CPU together (FSDP has no optimizer-only offload)")
@@ -269,6 +311,11 @@ func checkpointWords(c Checkpointing) string {
 // torchtuneLossChunks is torchtune's num_output_chunks (CEWithChunkedOutputLoss,
 // LinearCrossEntropyLoss).
 const torchtuneLossChunks = 8
+
+// torchtitanLossChunks is torchtitan's ChunkedLossWrapper num_chunks: the
+// output head and the loss run over one of 8 pieces of the tokens at a
+// time, each backward-ed before the next (torchtitan/components/loss.py).
+const torchtitanLossChunks = 8
 
 // chunkedLogitsBytes is the loss's share of memory under a chunked loss
 // (docs/memory-model.md §6.3). torchtune computes the logits, their fp32
@@ -306,7 +353,8 @@ func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab flo
 func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockBytes {
 	e := r.act
 	var b blockBytes
-	b.perTokenShared = 4 * e * ls.h
+	b.perTokenShared = 2 * e * ls.h   // the norms' inputs
+	b.perTokenGathered = 2 * e * ls.h // the attention and MLP inputs
 	b.perToken = e * (2*ls.q + 2*ls.kv)
 	if ls.gated {
 		b.perToken += 2 * e * ls.i

@@ -76,7 +76,7 @@ func TestSelectiveCheckpointingKeepsTheOpPolicy(t *testing.T) {
 	m := w.Model
 	h, q, kv, i := 4096.0, 4096.0, 1024.0, 14336.0
 	want := 2*(h+q+kv+i+h+q) + 4*32
-	if got := selectiveBytesPerToken(shapeAt(m, 0), regimeFor(PrecisionBF16), 1); got != want {
+	if got := selectiveBytesPerToken(shapeAt(m, 0), regimeFor(PrecisionBF16), 1, 1); got != want {
 		t.Errorf("selective keeps %.0f bytes per token per block, want %.0f", got, want)
 	}
 	acts := map[Checkpointing]int64{}
@@ -280,5 +280,45 @@ func TestErrorBandFor(t *testing.T) {
 	}
 	if b, ok := ErrorBandFor(MethodDoRA); !ok || b.BorrowedFrom != MethodLoRA || !strings.Contains(b.Text(), "no measured DoRA run") {
 		t.Errorf("DoRA band %+v %q", b, b.Text())
+	}
+}
+
+// TestFSDPGradientAccumulation pins FSDP's gradient memory between syncs:
+// under the HF Trainer, accelerate and Lightning, accumulated micro-batches
+// keep every trainable gradient unsharded on every GPU (no_sync); a plain
+// loop, torchtune and torchtitan reduce-scatter every micro-batch; Lightning's FSDP1
+// FlatParameters give a LoRA block's frozen weights gradients too.
+func TestFSDPGradientAccumulation(t *testing.T) {
+	m, ok := catalog.LookupModel("llama-2-7b")
+	if !ok {
+		t.Fatal("llama-2-7b not in the catalog")
+	}
+	grads := func(method Method, fw Framework, ga int) float64 {
+		w := Resolve(Workload{Model: m, Method: method, Precision: PrecisionBF16, Optimizer: OptimizerAdamW, Batch: 1, SeqLen: 1304,
+			GPUs: 2, Sharding: ShardingFSDP, Checkpointing: CheckpointFull, Framework: fw, GradAccumSteps: ga})
+		return float64(Estimate(w).GradientsBytes)
+	}
+	p := float64(m.Params)
+	if g := grads(MethodFull, FrameworkHF, 1); g > 0.6*p*2 {
+		t.Errorf("full FT syncing every micro-batch: %.1f GB of gradients, want about the half shard", g/1e9)
+	}
+	if a, b := grads(MethodFull, "", 8), grads(MethodFull, "", 1); a != b {
+		t.Errorf("a plain PyTorch loop reduce-scatters every micro-batch: %.0f bytes with accumulation, %.0f without", a, b)
+	}
+	if g := grads(MethodFull, FrameworkHF, 8); g < p*2 {
+		t.Errorf("full FT accumulating under no_sync: %.1f GB of gradients, want every gradient unsharded (%.1f GB)", g/1e9, p*2/1e9)
+	}
+	if a, b := grads(MethodFull, FrameworkTorchtune, 8), grads(MethodFull, FrameworkTorchtune, 1); a != b {
+		t.Errorf("torchtune reduce-scatters every micro-batch: %.0f bytes with accumulation, %.0f without", a, b)
+	}
+	if g := grads(MethodLoRA, FrameworkHF, 8); g > 1e9 {
+		t.Errorf("LoRA under the HF stack accumulates only the adapters' gradients, got %.1f GB", g/1e9)
+	}
+	blocks := float64(m.MeanLayerParams()) * float64(m.NumLayers) * 2
+	if g := grads(MethodLoRA, FrameworkLightning, 128); g < blocks {
+		t.Errorf("Lightning's FSDP LoRA accumulating: %.1f GB of gradients, want the whole blocks' (%.1f GB)", g/1e9, blocks/1e9)
+	}
+	if g := grads(MethodLoRA, FrameworkLightning, 1); g < blocks/2 || g > blocks {
+		t.Errorf("Lightning's FSDP LoRA syncing: %.1f GB of gradients, want the blocks' shard (%.1f GB)", g/1e9, blocks/2/1e9)
 	}
 }

@@ -28,7 +28,9 @@ func (c Case) Query() (q string, ok bool) {
 	add("bs=%d", w.Batch)
 	add("seq=%d", w.SeqLen)
 	add("gpus=%d", w.GPUs)
-	if memory.KnownPrecision(w.Precision) {
+	if memory.KnownPrecision(w.Precision) || memory.IsCheckpointPrecision(w.Precision) {
+		// A pre-quantised checkpoint's format (awq, gptq, fp8) is a
+		// precision= word too (DESIGN.md §3.2, turn 2).
 		add("precision=%s", w.Precision)
 	}
 	if w.Method != memory.MethodInference {
@@ -63,6 +65,9 @@ func (c Case) Query() (q string, ok bool) {
 	}
 	if w.OptimizerInBackward {
 		add("optim-in-bwd=on")
+	}
+	if w.GradAccumSteps > 1 {
+		add("ga=%d", w.GradAccumSteps)
 	}
 	if w.ActivationOffload {
 		add("act-offload=on")
