@@ -68,7 +68,7 @@ var precisionFlags = map[string]string{
 // TrainingArguments, a LoRA config, a sampling config) that do not change
 // the memory of one step: read, said so, and not used.
 var unusedKeys = map[string]bool{
-	"gradient-accumulation-steps": true, "learning-rate": true, "lr": true, "num-train-epochs": true, "epochs": true,
+	"learning-rate": true, "lr": true, "num-train-epochs": true, "epochs": true,
 	"warmup-steps": true, "warmup-ratio": true, "weight-decay": true, "seed": true, "lora-alpha": true, "lora-dropout": true,
 	"logging-steps": true, "save-steps": true, "eval-steps": true, "max-steps": true, "output-dir": true, "report-to": true,
 	"temperature": true, "top-p": true, "top-k": true, "lr-scheduler-type": true, "max-grad-norm": true,

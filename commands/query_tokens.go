@@ -376,7 +376,7 @@ func plausibleValue(key, v string) bool {
 		return false
 	}
 	switch key {
-	case "bs", "gpus", "tp", "pp", "rank", "users", "max-num-seqs", "max-num-batched-tokens":
+	case "bs", "gpus", "tp", "pp", "rank", "users", "max-num-seqs", "max-num-batched-tokens", "ga":
 		return allDigits(v)
 	case "zero":
 		return len(v) == 1 && v[0] >= '0' && v[0] <= '3'

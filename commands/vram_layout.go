@@ -84,11 +84,12 @@ func vramBar(b memory.Breakdown, g catalog.GPU) *reply.Bar {
 // from the plan's final workload).
 var fixSettings = map[string][]string{
 	fix.GradCheckpointing: {"gc"}, fix.FlashAttention: {"attn"}, fix.MixedPrecision: {"precision"},
-	fix.HalfPrecision: {"precision"}, fix.Int8Weights: {"precision"}, fix.GradAccum: {"bs"},
+	fix.HalfPrecision: {"precision"}, fix.Int8Weights: {"precision"}, fix.GradAccum: {"bs", "ga"},
 	fix.SmallerBatch: {"bs"}, fix.LoRA: {"method"}, fix.QLoRA: {"method"}, fix.Optim8bit: {"optim"},
 	fix.Zero2: {"zero", "gpus"}, fix.Zero3: {"zero", "gpus"}, fix.ZeroOffload: {"offload", "zero"},
 	fix.ParamOffload: {"offload", "zero"}, fix.TensorParallel: {"tp", "gpus"}, fix.MaxModelLen: {"seq"},
-	fix.FP8KVCache: {"kv"},
+	fix.FP8KVCache: {"kv"}, fix.ChunkedLoss: {"loss"}, fix.OptimizerInBackward: {"optim-in-bwd"},
+	fix.ActivationOffload: {"act-offload"}, fix.NF4Weights: {"precision"},
 }
 
 // settingOf is w's value of a query setting, as the grammar writes it.
@@ -128,6 +129,17 @@ func settingOf(w memory.Workload, key string) string {
 		return strconv.Itoa(max(1, w.TP))
 	case "pp":
 		return strconv.Itoa(max(1, w.PP))
+	case "loss":
+		if w.ChunkedLoss || w.Loss == memory.LossChunked {
+			return "chunked"
+		}
+		return "standard"
+	case "optim-in-bwd":
+		return onOff(w.OptimizerInBackward)
+	case "act-offload":
+		return onOff(w.ActivationOffload)
+	case "ga":
+		return strconv.Itoa(max(1, w.GradAccumSteps))
 	case "rank":
 		return strconv.Itoa(w.LoRARank)
 	case "targets":
@@ -444,4 +456,11 @@ func (a servingAnswer) change(c serving.Change) change {
 		out = append(out, setting{"max-num-seqs", strconv.Itoa(to.MaxNumSeqs)})
 	}
 	return out
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
