@@ -181,6 +181,12 @@ func TestFormSubmissionPostsTheAnswer(t *testing.T) {
 	if n := len(responses(ts.slack, "form")); n != 1 {
 		t.Errorf("refused forms posted answers: %d", n)
 	}
+	// The refused form corrected (same view id and hash) is answered.
+	code, body = ts.interactForm(t, slacktest.ViewSubmission("U1", "V2", view, map[string]string{formModel: "llama-3.1-8b", formMethod: "qlora", formGPU: "a100"}))
+	ts.idle(t)
+	if n := len(responses(ts.slack, "form")); code != http.StatusOK || n != 2 {
+		t.Errorf("corrected form: HTTP %d %s, %d answers", code, body, n)
+	}
 }
 
 // TestFormFromTheAppHome: a form without a command's response_url (the

@@ -350,7 +350,9 @@ func (s *Server) viewSubmission(ctx context.Context, in interaction) (string, an
 	if len(fieldErrs) > 0 {
 		return outcomeBadRequest, slack.NewErrorsViewSubmissionResponse(fieldErrs)
 	}
-	if err := s.claimOnce(ctx, dedupeKey(viewKeyPrefix, in.User.ID, in.View.ID, in.View.Hash)); errors.Is(err, errDuplicate) {
+	// The values are part of the key: a form sent back with an error keeps
+	// its view id and hash, and its corrected submission is a new one.
+	if err := s.claimOnce(ctx, dedupeKey(viewKeyPrefix, in.User.ID, in.View.ID, in.View.Hash, query)); errors.Is(err, errDuplicate) {
 		return outcomeDuplicate, nil
 	} else if err != nil {
 		s.metrics.dedupeError(kindInteraction)
@@ -424,7 +426,7 @@ func (s *Server) submitOOMForm(ctx context.Context, in interaction, st formState
 	if !detected {
 		return outcomeInline, slack.NewErrorsViewSubmissionResponse(map[string]string{formPaste: "No out-of-memory error found in this text: paste the whole error, from the traceback to its last line."})
 	}
-	if err := s.claimOnce(ctx, dedupeKey(viewKeyPrefix, in.User.ID, in.View.ID, in.View.Hash)); errors.Is(err, errDuplicate) {
+	if err := s.claimOnce(ctx, dedupeKey(viewKeyPrefix, in.User.ID, in.View.ID, in.View.Hash, text)); errors.Is(err, errDuplicate) {
 		return outcomeDuplicate, nil
 	}
 	s.metrics.oom(oomFormat(r.Result))
