@@ -142,9 +142,8 @@ func TestFormSubmissionPostsTheAnswer(t *testing.T) {
 		t.Fatal(code)
 	}
 	view := openedView(t, ts.slack)
-	code, body := ts.interactForm(t, slacktest.ViewSubmission("U1", "V1", view, map[string]string{
-		formModel: "llama-3.1-8b", formMethod: "qlora", formGPU: "4090", formBatch: "2", formSeq: "4096",
-	}))
+	values := map[string]string{formModel: "llama-3.1-8b", formMethod: "qlora", formGPU: "4090", formBatch: "2", formSeq: "4096"}
+	code, body := ts.interactForm(t, slacktest.ViewSubmission("U1", "V1", view, values))
 	if code != http.StatusOK || strings.Contains(body, "errors") {
 		t.Fatalf("submission: HTTP %d %s", code, body)
 	}
@@ -158,7 +157,7 @@ func TestFormSubmissionPostsTheAnswer(t *testing.T) {
 		t.Errorf("header %q", h)
 	}
 	// The same submission again (a replay) posts nothing more.
-	ts.interactForm(t, slacktest.ViewSubmission("U1", "V1", view, map[string]string{formModel: "llama-3.1-8b", formMethod: "qlora", formGPU: "4090"}))
+	ts.interactForm(t, slacktest.ViewSubmission("U1", "V1", view, values))
 	ts.idle(t)
 	if n := len(responses(ts.slack, "form")); n != 1 {
 		t.Errorf("a replayed submission posted again: %d answers", n)
