@@ -87,7 +87,10 @@ func OOM(ctx context.Context, text string, offers OfferFinder) reply.Reply {
 		}
 	}
 	notes := oomContext(rep, d)
-	r.Context = append(notes[:min(len(notes), leadNotes)], provenance...)
+	for _, n := range notes[:min(len(notes), leadNotes)] {
+		r.Context = append(r.Context, oneLine(n, leadNoteRunes))
+	}
+	r.Context = append(r.Context, provenance...)
 	details.Context = append(notes, provenance...)
 	r.Details = details
 	if q := estimateQuery(rep, d); q != "" {
