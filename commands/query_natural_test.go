@@ -271,6 +271,9 @@ func TestQuestionsShowTheirReading(t *testing.T) {
 		{"lora on 4090 for llama 3 8b", "llama-3-8b lora 4090"},
 		{"llama-3-8b qlora 4090 gc: on 'seq=4096'", "llama-3-8b qlora 4090 seq=4096 gc=on"},
 		{"llama 3 8b 4090 load_in_4bit=true lora", "llama-3-8b qlora 4090 precision=nf4"},
+		{"llama-4-scout h100 vllm at 1M context", "llama-4-scout h100 seq=1m engine=vllm"},
+		{"llama-3.1-8b 4 x a100 --max-model-len 8,192 engine=vllm", "llama-3.1-8b 4x a100 seq=8192 engine=vllm"},
+		{"llama-3.1-8b lora 24 GB", "llama-3.1-8b lora 24gb"},
 	}
 	for _, tt := range tests {
 		q, err := ParseQuery(tt.text)

@@ -309,19 +309,26 @@ func parsePositiveInt(key, v string, limit int) (int, error) {
 
 func allDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
-// parseSeqLen reads a sequence length: "4096", or "4k"/"128k" in units of 1024
-// as context lengths are quoted.
+// parseSeqLen reads a sequence length: "4096", or "4k"/"128k"/"1M" in units
+// of 1024 and 1024² as context lengths are quoted (Llama 4's "10M context").
 func parseSeqLen(v string) (int, error) {
 	l := strings.ToLower(v)
-	if num, ok := strings.CutSuffix(l, "k"); ok && allDigits(num) {
+	for _, u := range []struct {
+		suffix string
+		unit   int
+	}{{"k", 1024}, {"m", 1024 * 1024}} {
+		num, ok := strings.CutSuffix(l, u.suffix)
+		if !ok || !allDigits(num) {
+			continue
+		}
 		n, err := strconv.Atoi(num)
-		if err != nil || n > maxSeq/1024 {
+		if err != nil || n > maxSeq/u.unit {
 			return 0, queryErr(v, "seq=%s is too long (at most %d tokens)", showToken(v), maxSeq)
 		}
 		if n < 1 {
 			return 0, queryErr(v, "seq must be a positive integer, got '%s'", showToken(v))
 		}
-		return n * 1024, nil
+		return n * u.unit, nil
 	}
 	return parsePositiveInt("seq", v, maxSeq)
 }
