@@ -13,6 +13,7 @@ import (
 	"github.com/vrambot/vrambot/digest"
 	"github.com/vrambot/vrambot/digest/prom"
 	"github.com/vrambot/vrambot/digest/schedule"
+	"github.com/vrambot/vrambot/feedback"
 	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/pricing/source"
@@ -103,7 +104,7 @@ func (a *app) scheduler(poster schedule.Poster) (*schedule.Scheduler, error) {
 		Channel:    a.cfg.DigestChannel,
 		Store:      a.store,
 		Poster:     poster,
-		Sources:    schedule.Sources{Events: a.events, Pricer: a.book},
+		Sources:    schedule.Sources{Events: a.events, Pricer: a.book, Feedback: feedback.NewLog(a.store)},
 		Logger:     a.log,
 	}
 	if a.cfg.PrometheusURL != "" {

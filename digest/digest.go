@@ -17,6 +17,7 @@ import (
 
 	"github.com/vrambot/vrambot/digest/chart"
 	"github.com/vrambot/vrambot/digest/fleet"
+	"github.com/vrambot/vrambot/feedback"
 	"github.com/vrambot/vrambot/internal/errs"
 )
 
@@ -49,7 +50,14 @@ type Inputs struct {
 	Metrics    Metrics
 	Events     EventSource
 	Pricer     Pricer
+	Feedback   FeedbackSource
 	Thresholds fleet.Thresholds
+}
+
+// FeedbackSource is where the digest reads the 👍/👎 people gave the bot's
+// answers in the window (*feedback.Log).
+type FeedbackSource interface {
+	Since(ctx context.Context, t time.Time) (feedback.Counts, error)
 }
 
 // Display limits: enough to act on, short enough to read in Slack.
@@ -90,8 +98,11 @@ type Digest struct {
 	Jobs         []Job         `json:"jobs"`
 	TopConsumers []Consumer    `json:"top_consumers"`
 	OOMEvents    OOMSummary    `json:"oom_events"`
-	Suggestions  []string      `json:"suggestions"`
-	DataQuality  DataQuality   `json:"data_quality"`
+	// Feedback counts the 👍/👎 on the bot's answers in the window; nil
+	// when no vote log is configured or it could not be read.
+	Feedback    *feedback.Counts `json:"feedback,omitempty"`
+	Suggestions []string         `json:"suggestions"`
+	DataQuality DataQuality      `json:"data_quality"`
 
 	// chart is what ChartPNG draws; not part of the JSON.
 	chart chart.Input
@@ -249,6 +260,8 @@ type DataQuality struct {
 	PrometheusError  string    `json:"prometheus_error,omitempty"`
 	OOMLog           string    `json:"oom_log"` // ok, not_configured, unavailable
 	OOMLogError      string    `json:"oom_log_error,omitempty"`
+	FeedbackLog      string    `json:"feedback_log,omitempty"` // ok, unavailable; empty when not configured
+	FeedbackLogError string    `json:"feedback_log_error,omitempty"`
 	Step             string    `json:"step,omitempty"`
 	MissingMetrics   []string  `json:"missing_metrics"`
 	StoppedReporting []Stopped `json:"stopped_reporting"`
@@ -317,6 +330,15 @@ func Compose(ctx context.Context, in Inputs) (Digest, error) {
 		}
 		d.DataQuality.OOMLog = StatusOK
 		events = inWindow(got, w)
+	}
+	if in.Feedback != nil {
+		if c, err := in.Feedback.Since(ctx, w.Start); err != nil {
+			d.DataQuality.FeedbackLog = StatusUnavailable
+			d.DataQuality.FeedbackLogError = err.Error()
+		} else {
+			d.DataQuality.FeedbackLog = StatusOK
+			d.Feedback = &c
+		}
 	}
 	matches := matchOOMs(events, f)
 	d.addJobs(f, prices, matches)

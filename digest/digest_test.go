@@ -10,6 +10,7 @@ import (
 
 	dt "github.com/vrambot/vrambot/digest/digesttest"
 	"github.com/vrambot/vrambot/digest/fleet"
+	"github.com/vrambot/vrambot/feedback"
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/internal/golden"
 	"github.com/vrambot/vrambot/reply"
@@ -378,4 +379,46 @@ func TestPricesAskedOncePerModelWithTheContext(t *testing.T) {
 	if p.ctx == nil || p.ctx.Value(key{}) != "digest" {
 		t.Error("the price lookup did not get Compose's context")
 	}
+}
+
+// TestComposeCountsFeedback: the 👍/👎 given in the window are counted in
+// the JSON and the key numbers; votes before the window are not; a vote
+// log that fails is named in the data quality, not fatal.
+func TestComposeCountsFeedback(t *testing.T) {
+	in := storyInputs(t, dt.Sim{Days: []dt.Day{dt.StoryDay()}})
+	votes := feedback.NewLog(store.NewMemory())
+	ctx := context.Background()
+	for _, v := range []feedback.Vote{
+		{At: in.Window.Start.Add(-time.Hour), Kind: "vram", Vote: feedback.Up}, // before the window
+		{At: in.Window.Start.Add(time.Hour), Kind: "vram", Vote: feedback.Up},
+		{At: in.Window.Start.Add(2 * time.Hour), Kind: "vram", Vote: feedback.Up},
+		{At: in.Window.Start.Add(3 * time.Hour), Kind: "oom", Vote: feedback.Down},
+	} {
+		if err := votes.Record(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.Feedback = votes
+	d, err := Compose(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Feedback == nil || d.Feedback.Up != 2 || d.Feedback.Down != 1 || d.Feedback.ByKind["oom"].Down != 1 || d.DataQuality.FeedbackLog != StatusOK {
+		t.Fatalf("feedback = %+v (log %q), want 2 up and 1 down (the oom one)", d.Feedback, d.DataQuality.FeedbackLog)
+	}
+	if got := renderAll(d); !strings.Contains(string(got), "Feedback on answers  👍 2 · 👎 1 (oom 👍 0 · 👎 1, vram 👍 2 · 👎 0)") {
+		t.Errorf("the key numbers lack the feedback line:\n%s", got)
+	}
+
+	in.Feedback = failingFeedback{}
+	d, err = Compose(ctx, in)
+	if err != nil || d.Feedback != nil || d.DataQuality.FeedbackLog != StatusUnavailable {
+		t.Fatalf("a failing vote log gave %v, feedback %+v, status %q", err, d.Feedback, d.DataQuality.FeedbackLog)
+	}
+}
+
+type failingFeedback struct{}
+
+func (failingFeedback) Since(context.Context, time.Time) (feedback.Counts, error) {
+	return feedback.Counts{}, errors.New("read votes: redis: connection refused")
 }

@@ -2,12 +2,15 @@ package digest
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vrambot/vrambot/digest/fleet"
+	"github.com/vrambot/vrambot/feedback"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -151,7 +154,24 @@ func (d Digest) keyNumbers() []reply.Field {
 		}
 		fs = append(fs, reply.Field{Label: "OOMs pasted", Value: v})
 	}
+	if fb := d.Feedback; fb != nil && fb.Up+fb.Down > 0 {
+		fs = append(fs, reply.Field{Label: "Feedback on answers", Value: feedbackText(*fb)})
+	}
 	return fs
+}
+
+// feedbackText is "👍 12 · 👎 3 (vram 👍 9 · 👎 1, oom 👍 3 · 👎 2)".
+func feedbackText(c feedback.Counts) string {
+	v := fmt.Sprintf("👍 %d · 👎 %d", c.Up, c.Down)
+	if len(c.ByKind) > 1 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(c.ByKind)) {
+			t := c.ByKind[k]
+			parts = append(parts, fmt.Sprintf("%s 👍 %d · 👎 %d", k, t.Up, t.Down))
+		}
+		v += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return v
 }
 
 // footer says how fresh the data is and what is missing.

@@ -73,6 +73,7 @@ type Sources struct {
 	Metrics    digest.Metrics
 	Events     digest.EventSource
 	Pricer     digest.Pricer
+	Feedback   digest.FeedbackSource
 	Thresholds fleet.Thresholds
 }
 
@@ -374,6 +375,7 @@ func (s *Scheduler) Compose(ctx context.Context, end time.Time, window time.Dura
 		Metrics:    src.Metrics,
 		Events:     src.Events,
 		Pricer:     src.Pricer,
+		Feedback:   src.Feedback,
 		Thresholds: src.Thresholds,
 	})
 	if err != nil {
