@@ -327,7 +327,7 @@ func (m Model) KVCacheBytes(seqLen, batch int, elemBytes float64) float64 {
 
 // KVCacheBytesPerToken is the fp16 cache one more token adds across all
 // attention layers, before any window binds: 2 (K and V) × layers × KV
-// heads × head_dim × 2 bytes for a uniform model (memory-model.md §1.4),
+// heads × head_dim × 2 bytes for a uniform model (docs/memory-model.md §1.4),
 // the latent for MLA layers, nothing for linear ones.
 func (m Model) KVCacheBytesPerToken() int64 {
 	var n float64

@@ -223,7 +223,7 @@ var families = map[string]family{
 	// Nemotron-H hybrids (readNemotronH).
 	"nemotron_h":   {kind: kindHybrid},
 	"nemotron-nas": {kind: kindNAS},
-	// Older decoders (memory-model.md; the catalog's shape rows).
+	// Older decoders (docs/memory-model.md; the catalog's shape rows).
 	"gpt2":     {norm: "layernorm", mlp: "gelu", norms: 2, tied: true, linearBias: true, position: "learned"},
 	"gpt_neox": {norm: "layernorm", mlp: "gelu", norms: 2, linearBias: true},
 	"gptj":     {norm: "layernorm", mlp: "gelu", norms: 1, parallel: true},
@@ -237,7 +237,7 @@ var families = map[string]family{
 	"chatglm": with(llamaLike, func(f *family) {
 		f.noOutBias = true
 	}),
-	// Encoders and encoder-decoders (memory-model.md §1; BERT, T5).
+	// Encoders and encoder-decoders (docs/memory-model.md §1; BERT, T5).
 	"bert":        {kind: kindEncoder, norm: "layernorm", mlp: "gelu", linearBias: true, position: "learned"},
 	"roberta":     {kind: kindEncoder, norm: "layernorm", mlp: "gelu", linearBias: true, position: "learned"},
 	"xlm-roberta": {kind: kindEncoder, norm: "layernorm", mlp: "gelu", linearBias: true, position: "learned"},

@@ -342,7 +342,7 @@ func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
 }
 
 // logitsBytes is the b·s·V logits tensor in the working dtype, its fp32
-// upcast for cross-entropy and the fp32 gradient (memory-model.md §1.3, §5),
+// upcast for cross-entropy and the fp32 gradient (docs/memory-model.md §1.3, §5),
 // split over TP ranks (vocab-parallel). A chunked loss materialises one
 // chunk at a time. Encoder-only models carry a small task head instead.
 // Inference keeps only the last position's logits.
@@ -363,7 +363,7 @@ func logitsBytes(w Workload, m catalog.Model, r regime) float64 {
 
 // kvCacheBytes is the KV cache of the batch at the workload's sequence
 // length (arch.Model.KVCacheBytes: every attention layer's K and V, GQA-aware,
-// memory-model.md §1.4; sliding and chunked layers capped at their window;
+// docs/memory-model.md §1.4; sliding and chunked layers capped at their window;
 // MLA's latent; linear-attention layers' fixed state). fp8 halves the KV.
 // Split over TP ranks by heads (an MLA latent is replicated on every rank)
 // and over PP stages by layers.

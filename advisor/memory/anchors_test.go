@@ -28,7 +28,7 @@ func modelStateBytes(b Breakdown) float64 {
 func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
 
 // TestDeepSpeedZeROCodeAnchors pins the model states to DeepSpeed's current
-// estimate_zero2/3_model_states_mem_needs code (memory-model.md §1.2), whose
+// estimate_zero2/3_model_states_mem_needs code (docs/memory-model.md §1.2), whose
 // printed values are bytes/2^30 labelled "GB".
 func TestDeepSpeedZeROCodeAnchors(t *testing.T) {
 	tests := []struct {
@@ -142,7 +142,7 @@ func TestGradientCheckpointingKeepsLayerInputs(t *testing.T) {
 	}
 }
 
-// TestKVCacheAnchors: memory-model.md §1.4 worked numbers.
+// TestKVCacheAnchors: docs/memory-model.md §1.4 worked numbers.
 func TestKVCacheAnchors(t *testing.T) {
 	tests := []struct {
 		model   string
@@ -209,7 +209,7 @@ func TestWeightBytesByPrecision(t *testing.T) {
 	}
 }
 
-// TestOptimizerBytesPerParam: memory-model.md §5 table.
+// TestOptimizerBytesPerParam: docs/memory-model.md §5 table.
 func TestOptimizerBytesPerParam(t *testing.T) {
 	m := mustModel(t, "llama-2-7b")
 	p := float64(m.Params)

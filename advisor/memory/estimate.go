@@ -38,7 +38,7 @@ const (
 	fp32GradPartitionBytes = 4
 
 	// logitsUpcastBytes: cross-entropy upcasts the logits to fp32 and its
-	// backward materialises an fp32 gradient of the same size (memory-model.md
+	// backward materialises an fp32 gradient of the same size (docs/memory-model.md
 	// §5: b·s·V·(2+4+4)).
 	logitsUpcastBytes = 4 + 4
 
@@ -59,7 +59,7 @@ const (
 	staticSlack  = 0.02
 	dynamicSlack = 0.25
 	// multiGPUCommBytes is NCCL's buffers and communicator state per GPU when
-	// more than one GPU takes part (memory-model.md §1.7: +1-2 GB with NCCL).
+	// more than one GPU takes part (docs/memory-model.md §1.7: +1-2 GB with NCCL).
 	multiGPUCommBytes = 1 << 30
 )
 

@@ -5,7 +5,7 @@
 // staged fixes in the idiom of the stack the paste shows.
 //
 // Field names, units and vocabularies are those of the corpus
-// (../shared/corpus/oom/README.md): sizes are bytes, converted as binary
+// (internal/oomcorpus/public/README.md): sizes are bytes, converted as binary
 // (round(v*1024^n)), and a field is nil where the paste does not say.
 // Parsing is pure, bounded and linear in the input size.
 package oom

@@ -1,5 +1,5 @@
 // Package accuracy measures the memory estimator against public measured
-// cases (shared/corpus/memory/cases.jsonl) side by side with two rules of
+// cases (testdata/cases.jsonl and the later sets beside it) side by side with two rules of
 // thumb. It parses bytes and computes; reading the file is the caller's job.
 package accuracy
 
