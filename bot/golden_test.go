@@ -19,6 +19,7 @@ import (
 	"github.com/vrambot/vrambot/digest"
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/internal/golden"
+	"github.com/vrambot/vrambot/internal/pricetest"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 	"github.com/vrambot/vrambot/store"
@@ -29,9 +30,9 @@ import (
 // through the renderer, so a change in any layer shows in review. Prices
 // come from a fixed book: the real one's ages move with the calendar.
 
-// goldenOffers is a fixed OfferFinder: the offers with enough memory per
-// GPU, the requested GPU marked, a cost to finish when asked.
-type goldenOffers struct{}
+// goldenOffers is the fixed offer book of the golden replies
+// (internal/pricetest).
+var goldenOffers = &pricetest.Book{Offers: goldenOfferBook, Provenance: []string{"prices: embedded snapshot of 2026-11-29 (offline default)"}}
 
 var goldenOfferBook = []pricing.Offer{
 	{Provider: "vast", InstanceType: "1x RTX 4090", GPU: "GeForce RTX 4090", GPUKey: "RTX4090", GPUCount: 1, GPUMemoryBytes: 24564 << 20, PricePerHourUSD: 0.35, PricePerGPUHourUSD: 0.35, Region: "us", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
@@ -39,23 +40,6 @@ var goldenOfferBook = []pricing.Offer{
 	{Provider: "aws", InstanceType: "g6e.xlarge", GPU: "L40S", GPUKey: "L40S", GPUCount: 1, GPUMemoryBytes: 48 << 30, PricePerHourUSD: 1.861, PricePerGPUHourUSD: 1.861, Region: "us-east-1", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
 	{Provider: "lambda", InstanceType: "gpu_1x_a100_sxm4_80gb", GPU: "A100 80GB", GPUKey: "A100-80GB", GPUCount: 1, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 1.79, PricePerGPUHourUSD: 1.79, Region: "us-east-1", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
 	{Provider: "lambda", InstanceType: "gpu_8x_h100_sxm5", GPU: "H100 80GB SXM", GPUKey: "H100-SXM", GPUCount: 8, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 23.92, PricePerGPUHourUSD: 2.99, Region: "us-east-1", AsOf: "2026-10-01", AgeDays: 61, Stale: true, Source: "embedded snapshot"},
-}
-
-func (goldenOffers) FindOffers(_ context.Context, req pricing.Requirement) ([]pricing.Offer, []string) {
-	var out []pricing.Offer
-	for _, o := range goldenOfferBook {
-		if o.GPUMemoryBytes < req.MemoryPerGPUBytes || o.GPUCount < req.GPUCount {
-			continue
-		}
-		o.Requested = o.GPUKey == req.RequestedGPU
-		if req.TrainFLOPs > 0 {
-			hours := req.TrainFLOPs / (float64(o.GPUCount) * 300e12 * 0.4) / 3600
-			cost := hours * o.PricePerHourUSD
-			o.HoursToFinish, o.CostToFinishUSD = &hours, &cost
-		}
-		out = append(out, o)
-	}
-	return out, []string{"prices: embedded snapshot of 2026-11-29 (offline default)"}
 }
 
 // goldenSource is a fixed price source for the prices listing.
@@ -102,7 +86,7 @@ func goldenReplies(t *testing.T) []goldenReply {
 	ctx := context.Background()
 	vram := func(q string) reply.Reply {
 		t.Helper()
-		r, err := commands.VRAM(ctx, q, commands.VRAMDeps{Offers: goldenOffers{}})
+		r, err := commands.VRAM(ctx, q, commands.VRAMDeps{Offers: goldenOffers})
 		if err != nil {
 			t.Fatalf("VRAM(%q): %v", q, err)
 		}
@@ -116,7 +100,7 @@ func goldenReplies(t *testing.T) []goldenReply {
 		}
 		return errorReply(errs.UserMessage(err))
 	}
-	oom := func(text string) reply.Reply { return commands.OOM(ctx, text, goldenOffers{}) }
+	oom := func(text string) reply.Reply { return commands.OOM(ctx, text, goldenOffers) }
 	book := pricing.NewBook(store.NewMemory(), []pricing.Source{goldenSource{}}, goldenSource{},
 		pricing.WithClock(func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }),
 		pricing.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
@@ -286,7 +270,7 @@ func (f fixedOptions) ModelOptions(context.Context, string, int) []ModelOption {
 
 // BenchmarkRenderLead renders a /vram answer's lead and details.
 func BenchmarkRenderLead(b *testing.B) {
-	r, err := commands.VRAM(context.Background(), "llama-3-70b full 4x a100", commands.VRAMDeps{Offers: goldenOffers{}})
+	r, err := commands.VRAM(context.Background(), "llama-3-70b full 4x a100", commands.VRAMDeps{Offers: goldenOffers})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -158,8 +158,9 @@ func render(r reply.Reply, opts renderOptions) rendered {
 	var lead []string
 	if b := r.Bar; b != nil {
 		if line := b.Line(); line != "" {
-			// The bar in a code span, so it lines up as it does in a terminal.
-			lead = append(lead, "`"+escape(line)+"`", mrkdwn(b.Legend()))
+			// The bar in a code span, so it lines up as it does in a terminal;
+			// a code span cannot hold a backtick, so none may come from a mark.
+			lead = append(lead, "`"+escape(strings.ReplaceAll(line, "`", "'"))+"`", mrkdwn(b.Legend()))
 		}
 	}
 	if strings.TrimSpace(r.Summary) != "" {

@@ -18,7 +18,7 @@ import (
 
 func servingAnswer(t *testing.T, query string) (commands.VRAMResult, *commands.VRAMServing) {
 	t.Helper()
-	r, err := commands.VRAM(context.Background(), query, commands.VRAMDeps{Offers: &vramFakeOffers{}})
+	r, err := commands.VRAM(context.Background(), query, commands.VRAMDeps{Offers: newVRAMOffers()})
 	if err != nil {
 		t.Fatalf("VRAM(%q): %v", query, err)
 	}
@@ -144,7 +144,7 @@ func tokenOf(e *commands.QueryError) string {
 // TestServingUsers: users= sizes the smallest configuration of the GPU
 // asked, states it, prices offers for it and names the log lines.
 func TestServingUsers(t *testing.T) {
-	offers := &vramFakeOffers{}
+	offers := newVRAMOffers()
 	r, err := commands.VRAM(context.Background(), "llama-3.1-8b users=64 seq=8k h100", commands.VRAMDeps{Offers: offers})
 	if err != nil {
 		t.Fatal(err)
@@ -158,8 +158,8 @@ func TestServingUsers(t *testing.T) {
 	if small.TP != 1 || small.KVCacheDtype != "fp8" || small.Concurrency < 64 {
 		t.Errorf("smallest H100 setup for 64 × 8k: %+v, want one GPU with an fp8 KV cache", small)
 	}
-	if !offers.last.NeedFP8 || offers.last.GPUCount != 1 || offers.last.RequestedGPU != "H100-SXM" {
-		t.Errorf("requirement %+v", offers.last)
+	if !offers.Last().NeedFP8 || offers.Last().GPUCount != 1 || offers.Last().RequestedGPU != "H100-SXM" {
+		t.Errorf("requirement %+v", offers.Last())
 	}
 	if len(s.Users.GPUs) < 5 || s.CostPerMillionTokensUSD == nil || s.PricedOn == nil || s.DecodeTokensPerS <= 0 {
 		t.Errorf("%d GPUs sized, cost %v on %+v, decode %v", len(s.Users.GPUs), s.CostPerMillionTokensUSD, s.PricedOn, s.DecodeTokensPerS)
@@ -231,7 +231,7 @@ func errorsAs(err error, target **commands.QueryError) bool { return errors.As(e
 // asked, the users= sizing over every GPU of the catalog, the changes,
 // the offers and their price per million tokens (issue 16: under 5 ms).
 func BenchmarkVRAMServingUsers(b *testing.B) {
-	offers := &vramFakeOffers{}
+	offers := newVRAMOffers()
 	for b.Loop() {
 		if _, err := commands.VRAM(context.Background(), "llama-3.1-70b users=64 seq=8k h100", commands.VRAMDeps{Offers: offers}); err != nil {
 			b.Fatal(err)
@@ -241,7 +241,7 @@ func BenchmarkVRAMServingUsers(b *testing.B) {
 
 // BenchmarkVRAMServingNoStart is an answer that searches every change.
 func BenchmarkVRAMServingNoStart(b *testing.B) {
-	offers := &vramFakeOffers{}
+	offers := newVRAMOffers()
 	for b.Loop() {
 		if _, err := commands.VRAM(context.Background(), "llama-3.1-8b engine=vllm 4090", commands.VRAMDeps{Offers: offers}); err != nil {
 			b.Fatal(err)

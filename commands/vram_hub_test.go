@@ -29,7 +29,7 @@ func hubDeps(t testing.TB, cache models.Cache) (commands.VRAMDeps, *hubtest.Serv
 		t.Fatal(err)
 	}
 	r := models.New(models.Options{Hub: c, Endpoint: "hub.test", Cache: cache})
-	return commands.VRAMDeps{Models: r, Offers: &vramFakeOffers{}}, fake
+	return commands.VRAMDeps{Models: r, Offers: newVRAMOffers()}, fake
 }
 
 func TestVRAMHubModel(t *testing.T) {

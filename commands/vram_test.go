@@ -15,6 +15,7 @@ import (
 
 	"github.com/vrambot/vrambot/commands"
 	"github.com/vrambot/vrambot/internal/golden"
+	"github.com/vrambot/vrambot/internal/pricetest"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/reply"
 )
@@ -22,11 +23,9 @@ import (
 // The price cache is the production OfferFinder.
 var _ commands.OfferFinder = (*pricing.Book)(nil)
 
-// vramFakeOffers is an OfferFinder with fixed offers: those with enough
-// memory per GPU, the requested GPU marked, with a cost to finish when the
-// requirement has a job size. It records the last requirement.
-type vramFakeOffers struct {
-	last pricing.Requirement
+// newVRAMOffers is the fixed offer book of these tests (internal/pricetest).
+func newVRAMOffers() *pricetest.Book {
+	return &pricetest.Book{Offers: vramOfferBook, Provenance: []string{"prices: embedded snapshot of 2026-01-21 (offline default)"}}
 }
 
 var vramOfferBook = []pricing.Offer{
@@ -34,24 +33,6 @@ var vramOfferBook = []pricing.Offer{
 	{Provider: "aws", InstanceType: "g6e.xlarge", GPU: "L40S", GPUKey: "L40S", GPUCount: 1, GPUMemoryBytes: 48 << 30, PricePerHourUSD: 1.861, PricePerGPUHourUSD: 1.861, Region: "us-east-1", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
 	{Provider: "lambda", InstanceType: "gpu_1x_a100_sxm4_80gb", GPU: "A100 80GB", GPUKey: "A100-80GB", GPUCount: 1, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 1.79, PricePerGPUHourUSD: 1.79, Region: "us-east-1", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
 	{Provider: "lambda", InstanceType: "gpu_8x_h100_sxm5", GPU: "H100 80GB SXM", GPUKey: "H100-SXM", GPUCount: 8, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 23.92, PricePerGPUHourUSD: 2.99, Region: "us-east-1", AsOf: "2026-11-29", AgeDays: 2, Source: "embedded snapshot"},
-}
-
-func (f *vramFakeOffers) FindOffers(_ context.Context, req pricing.Requirement) ([]pricing.Offer, []string) {
-	f.last = req
-	var out []pricing.Offer
-	for _, o := range vramOfferBook {
-		if o.GPUMemoryBytes < req.MemoryPerGPUBytes {
-			continue
-		}
-		o.Requested = o.GPUKey == req.RequestedGPU
-		if req.TrainFLOPs > 0 {
-			hours := req.TrainFLOPs / (float64(o.GPUCount) * 300e12 * 0.4) / 3600
-			cost := hours * o.PricePerHourUSD
-			o.HoursToFinish, o.CostToFinishUSD = &hours, &cost
-		}
-		out = append(out, o)
-	}
-	return out, []string{"prices: embedded snapshot of 2026-01-21 (offline default)"}
 }
 
 var vramGoldenQueries = []struct {
@@ -77,7 +58,7 @@ var vramGoldenQueries = []struct {
 func TestVRAMGolden(t *testing.T) {
 	for _, tt := range vramGoldenQueries {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := commands.VRAM(context.Background(), tt.query, commands.VRAMDeps{Offers: &vramFakeOffers{}})
+			r, err := commands.VRAM(context.Background(), tt.query, commands.VRAMDeps{Offers: newVRAMOffers()})
 			if err != nil {
 				t.Fatalf("VRAM(%q): %v", tt.query, err)
 			}
@@ -92,7 +73,7 @@ func TestVRAMGolden(t *testing.T) {
 }
 
 func TestVRAMReply(t *testing.T) {
-	offers := &vramFakeOffers{}
+	offers := newVRAMOffers()
 	r, err := commands.VRAM(context.Background(), "llama-2-7b full a100 tokens=2B", commands.VRAMDeps{Offers: offers})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +98,7 @@ func TestVRAMReply(t *testing.T) {
 		t.Fatal("no stages")
 	}
 	// The requirement is the plan's final workload, not the one asked.
-	req := offers.last
+	req := offers.Last()
 	lastStage := res.Stages[len(res.Stages)-1]
 	final := *lastStage.Fixes[len(lastStage.Fixes)-1].TotalAfterBytes
 	if req.MemoryPerGPUBytes != final || req.GPUCount != 1 || req.RequestedGPU != "A100-80GB" {
@@ -172,13 +153,13 @@ func TestVRAMRequirement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			f := &vramFakeOffers{}
+			f := newVRAMOffers()
 			r, err := commands.VRAM(context.Background(), tt.query, commands.VRAMDeps{Offers: f})
 			if err != nil {
 				t.Fatal(err)
 			}
 			res := r.Result.(commands.VRAMResult)
-			req := f.last
+			req := f.Last()
 			if req.NeedBF16 != tt.bf16 || req.NeedFP8 != tt.fp8 || req.RequestedGPU != tt.request || req.GPUCount < tt.gpus || req.MemoryPerGPUBytes < tt.minBytes {
 				t.Errorf("requirement %+v", req)
 			}
@@ -192,7 +173,7 @@ func TestVRAMRequirement(t *testing.T) {
 func TestVRAMBadInput(t *testing.T) {
 	for _, q := range []string{"", "7b lorra", "7b bs=-4", "7b a100 h100", strings.Repeat("x", 5000)} {
 		t.Run(q[:min(len(q), 20)], func(t *testing.T) {
-			_, err := commands.VRAM(context.Background(), q, commands.VRAMDeps{Offers: &vramFakeOffers{}})
+			_, err := commands.VRAM(context.Background(), q, commands.VRAMDeps{Offers: newVRAMOffers()})
 			var qe *commands.QueryError
 			if !errors.As(err, &qe) {
 				t.Fatalf("VRAM(%q) error %v, want a *QueryError", q, err)
@@ -255,7 +236,7 @@ func TestVRAMJSONContract(t *testing.T) {
 }
 
 func BenchmarkVRAM(b *testing.B) {
-	f := &vramFakeOffers{}
+	f := newVRAMOffers()
 	for b.Loop() {
 		if _, err := commands.VRAM(context.Background(), "llama-3-8b qlora bs=4 seq=4096 4090", commands.VRAMDeps{Offers: f}); err != nil {
 			b.Fatal(err)
@@ -275,7 +256,7 @@ func FuzzVRAM(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		r, err := commands.VRAM(context.Background(), q, commands.VRAMDeps{Offers: &vramFakeOffers{}})
+		r, err := commands.VRAM(context.Background(), q, commands.VRAMDeps{Offers: newVRAMOffers()})
 		if err != nil {
 			var qe *commands.QueryError
 			if !errors.As(err, &qe) {
