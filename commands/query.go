@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -98,6 +99,10 @@ type QueryError struct {
 	// unplaced marks a word that is nothing the grammar knows and near
 	// nothing it knows: a question may leave such words out.
 	unplaced bool
+	// namesModel marks a question's error that is about the model it
+	// meant ("mistral" is a family): it wins over the grammar's error
+	// about the question's first word.
+	namesModel bool
 }
 
 // BadToken is the token the error is about ("" when none): the Slack form
@@ -224,12 +229,14 @@ func ParseQueryWith(ctx context.Context, q string, resolver ModelResolver, prese
 	p, err := parseTokens(tokens, preset)
 	if err != nil && looksLikeQuestion(q) {
 		// A question, not a list of tokens: read it by its keywords
-		// (query_natural.go). Its error wins when it found a model.
+		// (query_natural.go). Its error wins when it found a model or
+		// is about the model meant.
 		np, nerr := parseQuestion(tokens, preset)
+		var qe *QueryError
 		switch {
 		case nerr == nil:
 			p, err = np, nil
-		case np != nil && (np.model != nil || np.modelRef != ""):
+		case np != nil && (np.model != nil || np.modelRef != ""), errors.As(nerr, &qe) && qe.namesModel:
 			err = nerr
 		}
 	}
@@ -610,6 +617,9 @@ func nearOtherWord(tok string) error {
 func unknownQueryWord(tok string) error {
 	if err := nearOtherWord(tok); err != nil {
 		return err
+	}
+	if family := catalog.FamilyModels(tok); len(family) > 0 {
+		return queryErr(tok, "unknown model '%s' — which one? %s", showToken(tok), strings.Join(family, ", "))
 	}
 	l := strings.ToLower(tok)
 	type cand struct{ kind, sug string }

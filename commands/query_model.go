@@ -122,7 +122,9 @@ func (p *parsedQuery) resolveModelRef(ctx context.Context, resolver ModelResolve
 	ref := models.RepoRef(modelSpelling(p.modelRef))
 	if resolver == nil {
 		err := queryErr(p.modelRef, "unknown model '%s': not in the catalog", showToken(p.modelRef))
-		if sug := catalog.SuggestModel(ref); sug != "" && nearName(ref, sug) {
+		if family := catalog.FamilyModels(ref); len(family) > 0 {
+			err.Reason += " — which one? " + strings.Join(family, ", ")
+		} else if sug := catalog.SuggestModel(ref); sug != "" && nearName(ref, sug) {
 			err.Suggestion = sug
 		} else {
 			err.Reason += "; give its size instead (e.g. 7b)"

@@ -100,8 +100,13 @@ func parseQuestion(tokens []string, preset *models.Resolution) (*parsedQuery, er
 		if p.model == nil && p.modelRef == "" {
 			e := queryErr("", "no model in the question: name one (llama-3-8b, Qwen/Qwen3-8B) or its size (8b)")
 			for _, w := range ignored {
+				if family := catalog.FamilyModels(w); len(family) > 0 {
+					e.Token, e.namesModel = w, true
+					e.Reason = "no model in the question: '" + showToken(w) + "' is a family — which one? " + strings.Join(family, ", ")
+					break
+				}
 				if sug := catalog.SuggestModel(w); sug != "" && nearName(w, sug) {
-					e.Suggestion = sug
+					e.Token, e.Suggestion, e.namesModel = w, sug, true
 					e.Reason = "no model in the question: '" + showToken(w) + "' is no model I know"
 					break
 				}

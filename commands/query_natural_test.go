@@ -308,6 +308,24 @@ func TestQuestionsWithoutAModel(t *testing.T) {
 	}
 }
 
+// TestQuestionsAboutAFamily: a question that names a family without a
+// size ("mistral"), or a misspelt model, is told which models it may mean,
+// not that its first word is unknown.
+func TestQuestionsAboutAFamily(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{"can I run mistral on a 4090", "'mistral' is a family — which one? mistral-"},
+		{"can i finetune deepseek on 8 h100", "'deepseek' is a family — which one? "},
+		{"can I run mixtrl on a 4090", "'mixtrl' is no model I know — did you mean 'mixtral'?"},
+	}
+	for _, tt := range tests {
+		_, err := ParseQuery(tt.text)
+		var qe *QueryError
+		if !errors.As(err, &qe) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.text, err, tt.want)
+		}
+	}
+}
+
 // TestGrammarStaysStrict: a list of tokens with a word the grammar does
 // not know is still refused (only sentences are read by keywords).
 func TestGrammarStaysStrict(t *testing.T) {

@@ -236,6 +236,8 @@ func TestParseQueryErrors(t *testing.T) {
 		{"llama-2-7bb lora", "llama-2-7bb", "unknown model 'llama-2-7bb'", "llama-2-7b"},
 		{"acme/unknown-model-xyz lora", "acme/unknown-model-xyz", "unknown model", ""},
 		{"7b zzzzzz", "zzzzzz", "unknown word 'zzzzzz'", ""},
+		{"mistral lora 4090", "mistral", "unknown model 'mistral' — which one? mistral-", ""},
+		{"llama3 lora 4090", "llama3", "unknown model 'llama3': not in the catalog — which one? llama-3", ""},
 		{"lora a100", "", "no model given", ""},
 		{"", "", "no model given", ""},
 		{"7b 13b", "13b", "two models given", ""},

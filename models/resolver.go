@@ -175,7 +175,7 @@ func (r *Resolver) Resolve(ctx context.Context, ref string) (Resolution, error) 
 	case hub.ValidName(ref):
 		return r.resolveName(ctx, ref)
 	}
-	return Resolution{}, &LookupError{Ref: ref, Kind: errs.NotFound, Outcome: "not a Hugging Face model id (namespace/name) or name either", Suggestion: catalog.SuggestModel(ref)}
+	return Resolution{}, lookupError(ref, errs.NotFound, "not a Hugging Face model id (namespace/name) or name either", nil)
 }
 
 // RepoRef turns a pasted Hub URL (https://huggingface.co/Qwen/Qwen3-8B,
@@ -214,7 +214,7 @@ type cachedConfig struct {
 func (r *Resolver) resolveRepo(ctx context.Context, repo, asked string) (Resolution, error) {
 	if c, ok := r.cached(ctx, configKey(repo)); ok {
 		if c.Missing != "" {
-			return Resolution{}, &LookupError{Ref: asked, Kind: errs.NotFound, Outcome: "looked up on the Hub: " + c.Missing, Suggestion: catalog.SuggestModel(asked)}
+			return Resolution{}, lookupError(asked, errs.NotFound, "looked up on the Hub: "+c.Missing, nil)
 		}
 		res, err := r.translate(c, SourceCache)
 		if err == nil {
@@ -266,7 +266,7 @@ func (r *Resolver) hubFailure(ctx context.Context, repo, asked string, err error
 	if kind == errs.Internal {
 		kind = errs.Unavailable
 	}
-	return Resolution{}, &LookupError{Ref: asked, Kind: kind, Outcome: outcome, Suggestion: catalog.SuggestModel(asked), Err: err}
+	return Resolution{}, lookupError(asked, kind, outcome, err)
 }
 
 // hubMessage is the user's part of a Hub error (hub.Error.Error also
@@ -283,11 +283,11 @@ func hubMessage(err error) string {
 // refusing"), or refuses with outcome and hint (what the user can give
 // instead) when the name carries no size.
 func (r *Resolver) fallback(asked, outcome string, kind errs.Kind, cause error, hint string) (Resolution, error) {
-	sug := catalog.SuggestModel(asked)
 	n, ok := SizeInName(asked)
 	if !ok {
-		return Resolution{}, &LookupError{Ref: asked, Kind: kind, Outcome: outcome + "; " + hint, Suggestion: sug, Err: cause}
+		return Resolution{}, lookupError(asked, kind, outcome+"; "+hint, cause)
 	}
+	sug := catalog.SuggestModel(asked)
 	m := catalog.ModelForSize(n)
 	m.Name = asked
 	note := fmt.Sprintf("%s: not in the catalog — %s: estimated as a typical %s model from the size in its name", asked, outcome, catalog.FormatSize(n))

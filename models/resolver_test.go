@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -274,6 +275,25 @@ func TestOffline(t *testing.T) {
 	}
 	if n := configRequests(fake); n != 1 {
 		t.Errorf("offline resolutions made requests: %d", n)
+	}
+}
+
+// TestFamilyWithoutSize: a family named without a size ("gemma3") is
+// refused with the catalog's models of it, not answered with one of them
+// and not with a spelling suggestion from another family.
+func TestFamilyWithoutSize(t *testing.T) {
+	offline := newResolver(t, nil, store.NewMemory())
+	_, err := offline.Resolve(t.Context(), "gemma3")
+	var le *models.LookupError
+	if !errors.As(err, &le) || !slices.Contains(le.Family, "gemma-3-27b") || le.Suggestion != "" {
+		t.Fatalf("gemma3: %v", err)
+	}
+	if !strings.Contains(err.Error(), "which one? gemma-3-") {
+		t.Errorf("message: %v", err)
+	}
+	_, err = offline.Resolve(t.Context(), "gema-3")
+	if !errors.As(err, &le) || len(le.Family) != 0 {
+		t.Errorf("a misspelt family is not a family: %v", err)
 	}
 }
 

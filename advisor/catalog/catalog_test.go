@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -340,6 +341,53 @@ func TestSuggestModelRespectsGenerationAndSize(t *testing.T) {
 	for _, tt := range tests {
 		if got := SuggestModel(tt.in); got != tt.want {
 			t.Errorf("SuggestModel(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestFamilyModels: a family named without a size lists its sizes, never
+// picks one, and never reaches into another family (the organisation of a
+// Hub id is no family: "mistral" is not mistralai/Mixtral).
+func TestFamilyModels(t *testing.T) {
+	tests := []struct {
+		in        string
+		want      []string // each must be listed
+		wantNone  bool
+		forbidden string // a prefix no listed name may have
+	}{
+		{in: "llama3", want: []string{"llama-3.1-8b", "llama-3.3-70b"}, forbidden: "llama-2"},
+		{in: "gemma3", want: []string{"gemma-3-1b", "gemma-3-27b"}, forbidden: "gemma-2"},
+		{in: "phi3", want: []string{"phi-3.5-mini", "phi-3-medium-14b"}, forbidden: "phi-4"},
+		{in: "mistral", want: []string{"mistral-nemo-12b"}, forbidden: "mixtral"},
+		{in: "Qwen2.5", want: []string{"qwen2.5-14b"}, forbidden: "qwen3"},
+		{in: "qwen3", wantNone: true},     // an alias of Qwen3-8B
+		{in: "llama3-8b", wantNone: true}, // a size: the resolver's answer
+		{in: "xyz", wantNone: true},       // no family
+		{in: "ph", wantNone: true},        // too short to be one
+	}
+	for _, tt := range tests {
+		got := FamilyModels(tt.in)
+		if tt.wantNone {
+			if len(got) != 0 {
+				t.Errorf("FamilyModels(%q) = %q, want none", tt.in, got)
+			}
+			continue
+		}
+		if len(got) == 0 || len(got) > maxFamilyShown {
+			t.Errorf("FamilyModels(%q) = %q: want 1 to %d names", tt.in, got, maxFamilyShown)
+		}
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("FamilyModels(%q) = %q, missing %q", tt.in, got, w)
+			}
+		}
+		for _, g := range got {
+			if strings.HasPrefix(g, tt.forbidden) {
+				t.Errorf("FamilyModels(%q) lists %q, of another family", tt.in, g)
+			}
+			if _, ok := LookupModel(g); !ok {
+				t.Errorf("FamilyModels(%q) lists %q, which the catalog does not resolve", tt.in, g)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package catalog
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -179,4 +180,64 @@ func modelNameMatches(want, candidate modelName) bool {
 		return false
 	}
 	return suggest.Distance(want.letters, candidate.letters) <= max(1, len(want.letters)/3)
+}
+
+// maxFamilyShown bounds the models FamilyModels lists.
+const maxFamilyShown = 6
+
+// FamilyModels lists, in catalog order, the models a family name without
+// a size stands for ("llama3": llama-3.1-8b, llama-3.2-1b, …; "phi3":
+// phi-3-mini, phi-3-medium), each by the name of it that matched, at most
+// maxFamilyShown: a name people shorten so is a question of which size,
+// answered by listing the sizes, never by picking one. A name with a size
+// or one that a catalog alias already is gets none.
+func FamilyModels(s string) []string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" || len(s) > maxSuggestInput {
+		return nil
+	}
+	if _, ok := modelIdx[compact(s)]; ok {
+		return nil
+	}
+	want := parseModelName(s)
+	if want.size != 0 || len(want.letters) < 3 {
+		return nil
+	}
+	var out []string
+	for _, m := range modelList {
+		for _, key := range modelKeys(m) {
+			// A Hub id by its name: the organisation is no family.
+			key = strings.ToLower(key[strings.LastIndexByte(key, '/')+1:])
+			if inFamily(want, parseModelName(key)) {
+				if !slices.Contains(out, key) {
+					out = append(out, key)
+				}
+				break
+			}
+		}
+		if len(out) == maxFamilyShown {
+			break
+		}
+	}
+	return out
+}
+
+// inFamily reports whether candidate belongs to the family want names:
+// its letters begin with want's ("phi" of "phi-mini") and each of want's
+// numbers is the candidate's, or the start of its version ("3" of
+// "3.1").
+func inFamily(want, candidate modelName) bool {
+	if !strings.HasPrefix(candidate.letters, want.letters) || len(candidate.numbers) < len(want.numbers) {
+		return false
+	}
+	for i, n := range want.numbers {
+		c := candidate.numbers[i]
+		if c != n && !strings.HasPrefix(c, n+".") {
+			return false
+		}
+	}
+	return true
 }
