@@ -57,7 +57,7 @@ func (c *fakeCommands) VRAM(ctx context.Context, query string) (reply.Reply, err
 		return reply.Reply{}, errs.New(errs.Invalid, "unknown model %q; did you mean \"llama-2-7b\"?", "bogus")
 	}
 	if strings.Contains(query, "explode") {
-		return reply.Reply{}, errs.Wrap(errs.Internal, internalDetail, "pricing the plan")
+		return reply.Reply{}, errs.Wrap(errs.Internal, errInternalDetail, "pricing the plan")
 	}
 	r := vramFixture(query)
 	// Like commands.VRAM, the reply carries its own share button.
@@ -65,8 +65,8 @@ func (c *fakeCommands) VRAM(ctx context.Context, query string) (reply.Reply, err
 	return r, nil
 }
 
-// internalDetail is text that must never reach Slack.
-var internalDetail = errors.New("dial tcp 10.0.0.7:6379: i/o timeout (redis://:hunter2@cache)")
+// errInternalDetail is text that must never reach Slack.
+var errInternalDetail = errors.New("dial tcp 10.0.0.7:6379: i/o timeout (redis://:hunter2@cache)")
 
 // responses returns the response_url follow-ups the fake took at /response/name.
 func responses(fs *slacktest.Server, name string) []slacktest.Call {
