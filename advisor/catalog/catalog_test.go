@@ -358,7 +358,7 @@ func TestFamilyModels(t *testing.T) {
 		{in: "llama3", want: []string{"llama-3.1-8b", "llama-3.3-70b"}, forbidden: "llama-2"},
 		{in: "gemma3", want: []string{"gemma-3-1b", "gemma-3-27b"}, forbidden: "gemma-2"},
 		{in: "phi3", want: []string{"phi-3.5-mini", "phi-3-medium-14b"}, forbidden: "phi-4"},
-		{in: "mistral", want: []string{"mistral-nemo-12b"}, forbidden: "mixtral"},
+		{in: "mistral", want: []string{"mistral-small-3.2-24b"}, forbidden: "mixtral"},
 		{in: "Qwen2.5", want: []string{"qwen2.5-14b"}, forbidden: "qwen3"},
 		{in: "qwen3", wantNone: true},     // an alias of Qwen3-8B
 		{in: "llama3-8b", wantNone: true}, // a size: the resolver's answer
@@ -433,6 +433,25 @@ func TestStandInsAnswerUnderTheirOwnName(t *testing.T) {
 			if !ok || got.Name != si.Name || got.StandInFor != e.Name || !strings.Contains(got.Source, si.Why) {
 				t.Errorf("stand-in %s of %s: LookupModel = %q (for %q), %v", si.Name, e.Name, got.Name, got.StandInFor, ok)
 			}
+		}
+	}
+}
+
+func TestCompareVersions(t *testing.T) {
+	tests := []struct {
+		a, b []string
+		want int
+	}{
+		{[]string{"3.3"}, []string{"3.1"}, 1},
+		{[]string{"3"}, []string{"3.1"}, -1},
+		{[]string{"10"}, []string{"9"}, 1},
+		{[]string{"2409"}, nil, 0}, // a release date is no version
+		{[]string{"3", "2507"}, []string{"3"}, 0},
+		{nil, []string{"2"}, -1},
+	}
+	for _, tt := range tests {
+		if got := compareVersions(tt.a, tt.b); got != tt.want {
+			t.Errorf("compareVersions(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

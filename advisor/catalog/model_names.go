@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"math"
 	"regexp"
 	"slices"
@@ -185,10 +186,10 @@ func modelNameMatches(want, candidate modelName) bool {
 // maxFamilyShown bounds the models FamilyModels lists.
 const maxFamilyShown = 6
 
-// FamilyModels lists, in catalog order, the models a family name without
+// FamilyModels lists the models a family name without
 // a size stands for ("llama3": llama-3.1-8b, llama-3.2-1b, …; "phi3":
-// phi-3-mini, phi-3-medium), each by the name of it that matched, at most
-// maxFamilyShown: a name people shorten so is a question of which size,
+// phi-3-mini, phi-3-medium), each by the name of it that matched, newest
+// first, at most maxFamilyShown: a name people shorten so is a question of which size,
 // answered by listing the sizes, never by picking one. A name with a size
 // or one that a catalog alias already is gets none.
 func FamilyModels(s string) []string {
@@ -206,23 +207,64 @@ func FamilyModels(s string) []string {
 	if want.size != 0 || len(want.letters) < 3 {
 		return nil
 	}
-	var out []string
+	type member struct {
+		key  string
+		name modelName
+	}
+	var found []member
 	for _, m := range modelList {
 		for _, key := range modelKeys(m) {
 			// A Hub id by its name: the organisation is no family.
 			key = strings.ToLower(key[strings.LastIndexByte(key, '/')+1:])
-			if inFamily(want, parseModelName(key)) {
-				if !slices.Contains(out, key) {
-					out = append(out, key)
+			if n := parseModelName(key); inFamily(want, n) {
+				if !slices.ContainsFunc(found, func(f member) bool { return f.key == key }) {
+					found = append(found, member{key, n})
 				}
 				break
 			}
 		}
-		if len(out) == maxFamilyShown {
-			break
+	}
+	// Newest generation first, the base models before their fine-tunes
+	// (fewer letters), then smallest: the sizes of the version people most
+	// likely mean.
+	slices.SortStableFunc(found, func(a, b member) int {
+		if c := compareVersions(b.name.numbers, a.name.numbers); c != 0 {
+			return c
 		}
+		if c := cmp.Compare(len(a.name.letters), len(b.name.letters)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name.size, b.name.size)
+	})
+	out := make([]string, 0, min(len(found), maxFamilyShown))
+	for _, f := range found[:min(len(found), maxFamilyShown)] {
+		out = append(out, f.key)
 	}
 	return out
+}
+
+// compareVersions orders two names' numbers as versions: "3.3" after
+// "3.1" after "3", "10" after "9". A release date ("2409", "2507") is no
+// version and is left out.
+func compareVersions(a, b []string) int {
+	isDate := func(n string) bool { return len(n) >= 4 }
+	a, b = slices.DeleteFunc(slices.Clone(a), isDate), slices.DeleteFunc(slices.Clone(b), isDate)
+	for i := range min(len(a), len(b)) {
+		pa, pb := strings.Split(a[i], "."), strings.Split(b[i], ".")
+		for j := range max(len(pa), len(pb)) {
+			var na, nb int
+			if j < len(pa) {
+				na, _ = strconv.Atoi(pa[j])
+			}
+			if j < len(pb) {
+				nb, _ = strconv.Atoi(pb[j])
+			}
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+		}
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 // inFamily reports whether candidate belongs to the family want names:
