@@ -221,10 +221,22 @@ func (b *builder) numbers() {
 			fmt.Sprintf("%s allocated on a %s GPU — the Windows driver's sysmem fallback, which is slow and ends in an OOM anyway", GiB(*alloc), GiB(*total)),
 			fix.GradAccum, fix.MixedPrecision, fix.GradCheckpointing, fix.SysmemFallback)
 	}
-	if ru, ok := reservedUnallocated(r); ok && total != nil && ru > 0 && float64(ru) >= fragmentedShare*float64(*total) && (tried == nil || ru >= *tried) {
-		b.cause(CauseFragmentation, "Fragmentation: the allocator holds free memory it cannot hand out in one piece",
-			fmt.Sprintf("%s is reserved by PyTorch but unallocated, more than the %s requested", GiB(ru), GiB(val(tried))),
-			fix.ExpandableSegments, fix.GradAccum)
+	if ru, ok := reservedUnallocated(r); ok && total != nil && ru > 0 && float64(ru) >= fragmentedShare*float64(*total) {
+		switch {
+		case tried == nil || ru >= *tried:
+			b.cause(CauseFragmentation, "Fragmentation: the allocator holds free memory it cannot hand out in one piece",
+				fmt.Sprintf("%s is reserved by PyTorch but unallocated, more than the %s requested", GiB(ru), GiB(val(tried))),
+				fix.ExpandableSegments, fix.GradAccum)
+		case free != nil && ru+*free >= *tried:
+			// The cached pieces and the free memory together would hold
+			// the request: expandable segments map them as one (PyTorch's
+			// own advice in this message; docs/memory-model.md §1.7). The job
+			// is still at the edge, so the GPU-full reading follows.
+			b.cause(CauseFragmentation, "Fragmentation decides it: the free memory and the allocator's unused cache would hold the request together",
+				fmt.Sprintf("%s reserved by PyTorch but unallocated plus %s free is more than the %s requested, but neither alone is", GiB(ru), GiB(*free), GiB(*tried)),
+				fix.ExpandableSegments)
+			b.gpuFull()
+		}
 	}
 	if v, ok := r.Extra["allowed_bytes"].(int64); ok {
 		b.cause(CauseAllocatorCap, "A per-process memory fraction caps this process",

@@ -44,6 +44,13 @@ func TestDiagnose(t *testing.T) {
 	}{
 		{"fragmentation", msg("10.08 GiB", "22.20 GiB", "687.12 MiB", "", "9.71 GiB", "10.61 GiB"),
 			CauseFragmentation, []string{fix.ExpandableSegments}, nil},
+		// 1.30 GiB cached + 1.02 GiB free hold the 1.96 GiB request together,
+		// neither alone: expandable segments first, then the GPU-full fixes.
+		{"fragmentation at the edge", msg("1.96 GiB", "23.65 GiB", "1.02 GiB", "", "20.85 GiB", "1.30 GiB"),
+			CauseFragmentation, []string{fix.ExpandableSegments, fix.GradAccum, fix.GradCheckpointing}, nil},
+		// 1.30 GiB cached + 0.10 GiB free do not hold 1.96 GiB: no fragmentation.
+		{"full, cache too small to matter", msg("1.96 GiB", "23.65 GiB", "100.00 MiB", "", "22.85 GiB", "1.30 GiB"),
+			CauseGPUFull, []string{fix.GradAccum}, []string{fix.ExpandableSegments}},
 		{"request over total", msg("27.12 GiB", "11.99 GiB", "0 bytes", "", "1.00 GiB", "0 bytes"),
 			CauseRequestOverTotal, []string{fix.GradAccum, fix.BiggerGPU}, nil},
 		{"absurd request", msg("13535.27 GiB", "79.14 GiB", "61.76 GiB", "", "14.34 GiB", "2.53 GiB"),
