@@ -277,6 +277,12 @@ func parseTokens(tokens []string, preset *models.Resolution) (*parsedQuery, erro
 			i += p.skipRepeatedMemory(tokens, i+1, g)
 			continue
 		}
+		// A Mac by its chip in two words: "m3 max".
+		if i+1 < len(tokens) {
+			if chip, ok := catalog.AppleChip(tok + " " + tokens[i+1]); ok {
+				return p, appleChipErr(tok+" "+tokens[i+1], chip)
+			}
+		}
 		// Model names of several words: "llama 3 8b", "qwen 2.5 14b".
 		if ref, m, n, ok := modelWindow(tokens, i); ok {
 			var err error
@@ -505,6 +511,9 @@ func (p *parsedQuery) token(tok string) error {
 			return p.keyValue(tok, b.key, tok)
 		}
 	}
+	if chip, ok := catalog.AppleChip(tok); ok {
+		return appleChipErr(tok, chip)
+	}
 	if err := nearOtherWord(tok); err != nil {
 		return err
 	}
@@ -610,6 +619,15 @@ func nearOtherWord(tok string) error {
 		return &QueryError{Token: tok, Reason: fmt.Sprintf("unknown method '%s'", showToken(tok)), Suggestion: methodSug}
 	}
 	return nil
+}
+
+// appleChipErr asks for the budget of a Mac named by its chip: the chip
+// does not say how much memory the Mac has, and its GPU uses a share of it
+// (catalog.AppleGPUShare).
+func appleChipErr(tok, chip string) *QueryError {
+	budget := func(gb float64) string { return strconv.Itoa(int(math.Round(gb*catalog.AppleGPUShare))) + "gb" }
+	return queryErr(tok, "'%s' is an %s: its GPU shares the Mac's memory and may use about %d%% of it, so give that as a budget — %s on a 64 GB Mac, %s on a 128 GB one",
+		showToken(tok), chip, int(math.Round(catalog.AppleGPUShare*100)), budget(64), budget(128))
 }
 
 // unknownQueryWord explains a word that is none of model, method, GPU or budget,

@@ -182,9 +182,10 @@ func modelWindow(tokens []string, i int) (ref string, m *catalog.Model, n int, o
 
 // lastWordCounts reports whether the last of words belongs to the name
 // found: without it the words name no model or another one, or it is the
-// model's size or a word of letters only (a variant such as "instruct").
-// The catalog finds "llama-2-70b" inside "llama-2-70b 8xh100"; the count
-// and GPU are not part of the name.
+// model's size or a variant or storage word of letters only ("instruct",
+// "awq"). The catalog finds "llama-2-70b" inside "llama-2-70b 8xh100" and
+// "qwen3-8b ultra"; the count, the GPU and a stray word are not part of
+// the name.
 func lastWordCounts(found catalog.Model, words []string) bool {
 	last := words[len(words)-1]
 	if prev, ok := catalog.LookupModel(strings.Join(words[:len(words)-1], " ")); !ok || prev.Name != found.Name {
@@ -193,7 +194,7 @@ func lastWordCounts(found catalog.Model, words []string) bool {
 	if _, sized := catalog.ParseSize(last); sized || nameHasSize(found, last) {
 		return true // a size, or a part of the name ("8x7b", "a3b")
 	}
-	return strings.IndexFunc(last, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+	return strings.IndexFunc(last, func(r rune) bool { return !unicode.IsLetter(r) }) < 0 && catalog.NameEnding(last)
 }
 
 // modelNameWord is a word that can start a model name: it has letters,

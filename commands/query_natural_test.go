@@ -309,13 +309,14 @@ func TestQuestionsWithoutAModel(t *testing.T) {
 }
 
 // TestQuestionsAboutAFamily: a question that names a family without a
-// size ("mistral"), or a misspelt model, is told which models it may mean,
-// not that its first word is unknown.
+// size ("mistral"), a misspelt model or a Mac by its chip is told which
+// models it may mean or what to give, not that its first word is unknown.
 func TestQuestionsAboutAFamily(t *testing.T) {
 	tests := []struct{ text, want string }{
 		{"can I run mistral on a 4090", "'mistral' is a family — which one? mistral-"},
 		{"can i finetune deepseek on 8 h100", "'deepseek' is a family — which one? "},
 		{"can I run mixtrl on a 4090", "'mixtrl' is no model I know — did you mean 'mixtral'?"},
+		{"can i run qwen3-8b on my m3 max", "'m3 max' is an Apple M3 Max"},
 	}
 	for _, tt := range tests {
 		_, err := ParseQuery(tt.text)

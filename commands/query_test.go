@@ -236,6 +236,9 @@ func TestParseQueryErrors(t *testing.T) {
 		{"llama-2-7bb lora", "llama-2-7bb", "unknown model 'llama-2-7bb'", "llama-2-7b"},
 		{"acme/unknown-model-xyz lora", "acme/unknown-model-xyz", "unknown model", ""},
 		{"7b zzzzzz", "zzzzzz", "unknown word 'zzzzzz'", ""},
+		{"qwen3-8b zzzz", "zzzz", "unknown word 'zzzz'", ""}, // no stray word is read as a variant of the name
+		{"llama-3.1-8b inference m3-max", "m3-max", "'m3-max' is an Apple M3 Max: its GPU shares the Mac's memory and may use about 75% of it, so give that as a budget — 48gb on a 64 GB Mac", ""},
+		{"qwen3-8b m2 ultra lora", "m2 ultra", "is an Apple M2 Ultra", ""},
 		{"mistral lora 4090", "mistral", "unknown model 'mistral' — which one? mistral-", ""},
 		{"llama3 lora 4090", "llama3", "unknown model 'llama3': not in the catalog — which one? llama-3", ""},
 		{"lora a100", "", "no model given", ""},

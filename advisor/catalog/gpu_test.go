@@ -393,3 +393,25 @@ func BenchmarkNormalizeGPU(b *testing.B) {
 		NormalizeGPU("NVIDIA H100 80GB HBM3", 80, "p5.48xlarge sxm")
 	}
 }
+
+func TestAppleChip(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"m3-max", "Apple M3 Max", true},
+		{"M2 Ultra", "Apple M2 Ultra", true},
+		{"m4pro", "Apple M4 Pro", true},
+		{"apple-m1", "Apple M1", true},
+		{"m3", "Apple M3", true},
+		{"m60", "", false},     // no such chip
+		{"mi300x", "", false},  // AMD
+		{"m3-maxx", "", false}, // not a chip's name
+	}
+	for _, tt := range tests {
+		got, ok := AppleChip(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("AppleChip(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -22,6 +22,15 @@ var variantWords = map[string]bool{
 	"hybrid": true, "pertensor": true, "per": true, "tensor": true, "fast": true,
 }
 
+// NameEnding reports whether w is a word a model's name may end with that
+// leaves its architecture alone: a variant ("instruct", "chat", "base") or
+// a checkpoint's storage ("awq", "gptq").
+func NameEnding(w string) bool {
+	w = strings.ToLower(w)
+	_, quant := quantWords[w]
+	return variantWords[w] || quant
+}
+
 // quantWords name a checkpoint's storage in a repo name: the part of the
 // name and the scheme it means (arch.Scheme, or bitsandbytes for bnb).
 var quantWords = map[string]string{
