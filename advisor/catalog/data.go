@@ -26,6 +26,9 @@ var configFS embed.FS
 var (
 	modelList []Model
 	modelIdx  map[string]int // compact alias → index into modelList
+	// modelNames holds every model's names taken apart, parsed once for
+	// the "did you mean" and the family lists (model_names.go).
+	modelNames []namedModel
 )
 
 func init() {
@@ -43,6 +46,7 @@ func init() {
 		for _, a := range modelKeys(m) {
 			modelIdx[compact(a)] = i
 		}
+		modelNames = append(modelNames, nameModel(m))
 	}
 }
 

@@ -92,10 +92,10 @@ func SuggestModel(s string) string {
 	}
 	want := parseModelName(s)
 	var names []string
-	for _, m := range modelList {
-		for _, a := range m.Aliases {
-			if modelNameMatches(want, parseModelName(a)) {
-				names = append(names, a)
+	for _, m := range modelNames {
+		for _, a := range m.aliases {
+			if modelNameMatches(want, a.name) {
+				names = append(names, a.key)
 			}
 		}
 	}

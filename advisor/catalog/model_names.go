@@ -192,6 +192,32 @@ func modelNameMatches(want, candidate modelName) bool {
 	return suggest.Distance(want.letters, candidate.letters) <= max(1, len(want.letters)/3)
 }
 
+// namedModel is a catalog model's names taken apart once (data.go's
+// init), so that a "did you mean" or a family list parses only the word
+// asked.
+type namedModel struct {
+	aliases []parsedName // as written, for SuggestModel
+	keys    []parsedName // every name, a Hub id by its name, lower case, for FamilyModels
+}
+
+type parsedName struct {
+	key  string
+	name modelName
+}
+
+func nameModel(m Model) namedModel {
+	var n namedModel
+	for _, a := range m.Aliases {
+		n.aliases = append(n.aliases, parsedName{a, parseModelName(a)})
+	}
+	for _, key := range modelKeys(m) {
+		// A Hub id by its name: the organisation is no family.
+		key = strings.ToLower(key[strings.LastIndexByte(key, '/')+1:])
+		n.keys = append(n.keys, parsedName{key, parseModelName(key)})
+	}
+	return n
+}
+
 // maxFamilyShown bounds the models FamilyModels lists.
 const maxFamilyShown = 6
 
@@ -216,18 +242,12 @@ func FamilyModels(s string) []string {
 	if want.size != 0 || len(want.letters) < 3 {
 		return nil
 	}
-	type member struct {
-		key  string
-		name modelName
-	}
-	var found []member
-	for _, m := range modelList {
-		for _, key := range modelKeys(m) {
-			// A Hub id by its name: the organisation is no family.
-			key = strings.ToLower(key[strings.LastIndexByte(key, '/')+1:])
-			if n := parseModelName(key); inFamily(want, n) {
-				if !slices.ContainsFunc(found, func(f member) bool { return f.key == key }) {
-					found = append(found, member{key, n})
+	var found []parsedName
+	for _, m := range modelNames {
+		for _, k := range m.keys {
+			if inFamily(want, k.name) {
+				if !slices.ContainsFunc(found, func(f parsedName) bool { return f.key == k.key }) {
+					found = append(found, k)
 				}
 				break
 			}
@@ -236,7 +256,7 @@ func FamilyModels(s string) []string {
 	// Newest generation first, the base models before their fine-tunes
 	// (fewer letters), then smallest: the sizes of the version people most
 	// likely mean.
-	slices.SortStableFunc(found, func(a, b member) int {
+	slices.SortStableFunc(found, func(a, b parsedName) int {
 		if c := compareVersions(b.name.numbers, a.name.numbers); c != 0 {
 			return c
 		}
