@@ -259,7 +259,10 @@ func TestDiagnoseOOMShortcut(t *testing.T) {
 			t.Fatal(code)
 		}
 	}
-	// Someone else runs it on the same message.
+	// Someone else runs it on the same message, once the first answer is
+	// out (run at the same moment, either of the two may be the one
+	// answered in the thread).
+	ts.idle(t)
 	ts.interactForm(t, slacktest.MessageAction("U2", "C1", callbackDiagnoseOOM, "1700000601.1", ts.slack.ResponseURL("sc2"), msg))
 	ts.idle(t)
 	posts := ts.slack.Answered("chat.postMessage")
