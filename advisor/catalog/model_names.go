@@ -221,12 +221,12 @@ func nameModel(m Model) namedModel {
 // maxFamilyShown bounds the models FamilyModels lists.
 const maxFamilyShown = 6
 
-// FamilyModels lists the models a family name without
-// a size stands for ("llama3": llama-3.1-8b, llama-3.2-1b, …; "phi3":
-// phi-3-mini, phi-3-medium), each by the name of it that matched, newest
-// first, at most maxFamilyShown: a name people shorten so is a question of which size,
-// answered by listing the sizes, never by picking one. A name with a size
-// or one that a catalog alias already is gets none.
+// FamilyModels lists the models a family name without a size stands for
+// ("llama3": llama-3.3-70b, llama-3.2-1b, …; "phi3": phi-3.5-mini,
+// phi-3-medium-14b), each by the name of it that matched, newest first, at
+// most maxFamilyShown: a name people shorten so is a question of which
+// size, answered by listing the sizes, never by picking one. A name with a
+// size, or one that a catalog alias already is, gets none.
 func FamilyModels(s string) []string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
