@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -27,12 +28,7 @@ var ggufBitsPerWeight = map[string]float64{
 
 // GGUFTypes lists the llama.cpp quantisation types Scheme knows, sorted.
 func GGUFTypes() []string {
-	out := make([]string, 0, len(ggufBitsPerWeight))
-	for k := range ggufBitsPerWeight {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(ggufBitsPerWeight))
 }
 
 // Weight-only checkpoint formats a user can name (precision=awq); the

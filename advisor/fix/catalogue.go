@@ -3,8 +3,8 @@ package fix
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"text/template"
 )
@@ -81,12 +81,7 @@ func Lookup(id string) (Def, bool) {
 
 // IDs lists every fix id, sorted.
 func IDs() []string {
-	out := make([]string, 0, len(catalogue))
-	for id := range catalogue {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(catalogue))
 }
 
 // source picks the snippet for fw: its own, then its fallbacks', then the

@@ -2,6 +2,7 @@ package hfconfig
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -224,12 +225,7 @@ func (c *config) ints(key string) []int {
 
 // sortedKeys returns a map's keys in order, for deterministic reading.
 func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // nonFiniteToNull replaces the NaN, Infinity and -Infinity literals that

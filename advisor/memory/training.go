@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"maps"
 	"math"
 	"slices"
 
@@ -164,12 +165,7 @@ var frameworks = map[Framework]frameworkDefaults{
 
 // Frameworks lists the training frameworks with memory defaults, sorted.
 func Frameworks() []Framework {
-	out := make([]Framework, 0, len(frameworks))
-	for f := range frameworks {
-		out = append(out, f)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(frameworks))
 }
 
 // FrameworkPureBF16 reports whether fw trains in pure bf16 (parameters,

@@ -1,6 +1,7 @@
 package oom
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -33,11 +34,7 @@ func (b *builder) stages() []fix.Stage {
 		d, _ := fix.Lookup(id)
 		byLevel[d.Level] = append(byLevel[d.Level], f)
 	}
-	levels := make([]fix.Level, 0, len(byLevel))
-	for l := range byLevel {
-		levels = append(levels, l)
-	}
-	slices.Sort(levels)
+	levels := slices.Sorted(maps.Keys(byLevel))
 	out := make([]fix.Stage, 0, len(levels))
 	for i, l := range levels {
 		out = append(out, fix.Stage{Stage: i + 1, Level: l, Title: l.Title(), Fixes: byLevel[l]})
