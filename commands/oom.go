@@ -296,11 +296,22 @@ func oomFields(r oom.Report) []reply.Field {
 		}
 		fs = append(fs, reply.Field{Label: label, Value: oom.GiB(p.Bytes)})
 	}
-	fs = append(fs, reply.Field{Label: "Framework", Value: r.Framework + " (" + r.Format + ")"})
+	fs = append(fs, reply.Field{Label: "Framework", Value: frameworkLabel(r)})
 	if r.Occurrences > 1 {
 		fs = append(fs, reply.Field{Label: "OOMs in paste", Value: fmt.Sprint(r.Occurrences)})
 	}
 	return fs
+}
+
+// frameworkLabel names the tool that failed: the report's framework and
+// format, and the engine the reader recorded (extra.stack: SGLang, TGI,
+// llama.cpp, Ollama) where the corpus vocabulary says only "other"
+// (internal/oomcorpus/public/README.md).
+func frameworkLabel(r oom.Report) string {
+	if stack, ok := r.Extra["stack"].(string); ok && stack != "" && r.Framework == oom.FrameworkOther {
+		return stack + " (" + r.Format + ")"
+	}
+	return r.Framework + " (" + r.Format + ")"
 }
 
 func causesSection(cs []oom.Cause) reply.Section {
