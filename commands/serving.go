@@ -278,6 +278,9 @@ func failureWords(r serving.Result) string {
 	case r.Failure == serving.FailKVMemory:
 		return fmt.Sprintf("no memory left for the KV cache (%s of weights and %s of activation peak fill the %s budget)",
 			vramGiB(r.WeightsBytes), vramGiB(r.ActivationBytes), vramGiB(r.BudgetBytes))
+	case r.Failure == serving.FailStartupMemory:
+		return fmt.Sprintf("gpu_memory_utilization %.2f asks for %s free at start-up, more than the %s GPU has beside the CUDA context",
+			r.MemoryFraction, vramGiB(r.BudgetBytes), vramGiB(r.TotalMemoryBytes))
 	case r.Failure == serving.FailWeights:
 		return fmt.Sprintf("the weights (%s per GPU) do not fit on the %s GPU", vramGiB(r.WeightsBytes), vramGiB(r.TotalMemoryBytes))
 	case r.Failure == serving.FailContext && r.Deployment.Generation == serving.GenerationV0:

@@ -17,10 +17,12 @@ const (
 	ChangeMaxModelLen    = fix.MaxModelLen
 	ChangeFP8KVCache     = fix.FP8KVCache
 	ChangeGPUUtilization = fix.GPUMemoryUtilization
-	ChangeTensorParallel = fix.TensorParallel
-	ChangeInt8Weights    = fix.Int8Weights // an 8-bit (FP8) checkpoint
-	ChangeNF4Weights     = fix.NF4Weights  // a 4-bit (AWQ/GPTQ) checkpoint
-	ChangeBiggerGPU      = fix.BiggerGPU
+	// ChangeLowerGPUUtilization: a budget the GPU has free at start-up.
+	ChangeLowerGPUUtilization = fix.LowerGPUMemoryUtil
+	ChangeTensorParallel      = fix.TensorParallel
+	ChangeInt8Weights         = fix.Int8Weights // an 8-bit (FP8) checkpoint
+	ChangeNF4Weights          = fix.NF4Weights  // a 4-bit (AWQ/GPTQ) checkpoint
+	ChangeBiggerGPU           = fix.BiggerGPU
 )
 
 // Change is one change to a deployment, as the fix catalogue writes it for
@@ -86,6 +88,15 @@ func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog
 			nd.KVCacheDtype = KVQ8
 		}
 		try(ChangeFP8KVCache, base, nd)
+	}
+	if r.Failure == FailStartupMemory {
+		nd := d
+		nd.MemoryFraction = SafeUtilization(d.GPU)
+		p := base
+		p.GPUMemoryUtilization = nd.MemoryFraction
+		if res := plan(nd, true); goal(res) {
+			add(ChangeLowerGPUUtilization, p, res)
+		}
 	}
 	if (e == EngineVLLM || e == EngineSGLang) && resolved.MemoryFraction < maxUtilization {
 		for u := resolved.MemoryFraction + 0.01; u <= maxUtilization+1e-9; u += 0.01 {

@@ -127,11 +127,12 @@ type Deployment struct {
 
 // Why an engine does not start (Result.Failure).
 const (
-	FailNoKVCache = "no-kv-cache" // an encoder-only model: nothing to cache
-	FailWeights   = "weights"     // the weights do not fit on the GPU
-	FailKVMemory  = "kv-memory"   // nothing is left for the KV cache
-	FailContext   = "context"     // one max_model_len request does not fit
-	FailGPULayers = "gpu-layers"  // llama.cpp's -ngl asks for more than fits
+	FailNoKVCache     = "no-kv-cache"    // an encoder-only model: nothing to cache
+	FailStartupMemory = "startup-memory" // the budget asks for more than a GPU has free at start-up
+	FailWeights       = "weights"        // the weights do not fit on the GPU
+	FailKVMemory      = "kv-memory"      // nothing is left for the KV cache
+	FailContext       = "context"        // one max_model_len request does not fit
+	FailGPULayers     = "gpu-layers"     // llama.cpp's -ngl asks for more than fits
 )
 
 // LogLine is a start-up line the engine will print and what it means.

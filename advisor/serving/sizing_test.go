@@ -176,6 +176,60 @@ func TestChanges(t *testing.T) {
 	}
 }
 
+// TestStartupFreeMemory: V1 refuses a budget larger than what an idle GPU
+// has free beside its CUDA context (request_memory), says so in its own
+// words, and the change offered is the highest utilisation that passes;
+// just under the line it starts, with the risk stated; V0 has no check.
+func TestStartupFreeMemory(t *testing.T) {
+	tests := []struct {
+		gpu    string
+		util   float64
+		gen    serving.Generation
+		starts bool
+		risk   bool // the note that vLLM may refuse
+	}{
+		{"4090", 0.95, "", true, false},
+		{"4090", 0.98, "", true, true},
+		{"4090", 0.99, "", false, false},
+		{"4090", 1.0, "", false, false},
+		{"4090", 0.99, serving.GenerationV0, true, false},
+		{"h100", 0.99, "", true, false},
+		{"h100", 1.0, "", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s-%.2f-%s", tc.gpu, tc.util, tc.gen), func(t *testing.T) {
+			d := serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(t, "llama-3.1-8b"), GPU: mustGPU(t, tc.gpu),
+				MemoryFraction: tc.util, MaxModelLen: 8192, Generation: tc.gen}
+			r := serving.Plan(d)
+			if r.Starts != tc.starts {
+				t.Fatalf("starts %v (%s %s), want %v", r.Starts, r.Failure, r.Error, tc.starts)
+			}
+			risk := false
+			for _, a := range r.Assumptions {
+				risk = risk || strings.Contains(a, "may refuse to start")
+			}
+			if risk != tc.risk {
+				t.Errorf("risk noted %v, want %v (%q)", risk, tc.risk, r.Assumptions)
+			}
+			if tc.starts {
+				return
+			}
+			if r.Failure != serving.FailStartupMemory || !strings.HasPrefix(r.Error, "ValueError: Free memory on device cuda:0 (") || r.KVCacheTokens != 0 {
+				t.Errorf("failure %s %q, %d KV tokens", r.Failure, r.Error, r.KVCacheTokens)
+			}
+			changes := serving.Changes(r, func(r serving.Result) bool { return r.Starts }, true, catalog.GPUs())
+			if len(changes) == 0 || changes[0].ID != serving.ChangeLowerGPUUtilization {
+				t.Fatalf("changes %+v, want a lower gpu_memory_utilization first", changes)
+			}
+			safe := serving.SafeUtilization(d.GPU)
+			if c := changes[0]; !c.Result.Starts || c.Result.MemoryFraction != safe || safe >= tc.util ||
+				!strings.Contains(c.Snippet, fmt.Sprintf("--gpu-memory-utilization %v", safe)) {
+				t.Errorf("change %q at %.2f (starts %v), want %.2f", c.Snippet, c.Result.MemoryFraction, c.Result.Starts, safe)
+			}
+		})
+	}
+}
+
 // TestEngines: each engine's own terms and defaults.
 func TestEngines(t *testing.T) {
 	llama := mustModel(t, "llama-3.1-8b")

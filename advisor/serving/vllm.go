@@ -82,6 +82,10 @@ const (
 	// cudaContextBytes is the CUDA context and NCCL state present before
 	// V1's baseline snapshot: outside the budget, in nvidia-smi.
 	cudaContextBytes = 0.5 * (1 << 30)
+	// cudaContextMinBytes is the least a CUDA context holds (256 MiB bare,
+	// with lazy module loading; docs/vllm-kv.md §1): V1 refuses to start
+	// only when its budget exceeds even the memory free beside that.
+	cudaContextMinBytes = 0.25 * (1 << 30)
 	// cudaGraphBytes is the CUDA-graph pool captured after the KV cache
 	// (V1 before v0.21: outside the budget; "took 0.2-1.5 GiB" in the
 	// graph-capture lines of public logs).
@@ -267,10 +271,26 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 	}
 	weights, act, available := p.weights, p.act, p.available
 
+	// V1 checks, before it loads anything, that the GPU has the whole
+	// budget free (request_memory in v1/worker/utils.py); V0 does not.
+	v1 := d.Generation != GenerationV0
 	switch {
 	case len(specs) == 0:
 		r.Failure, r.Error = FailNoKVCache, fmt.Sprintf("%s keeps no KV cache (an encoder-only model): vLLM serves it as a pooling model, not for generation", modelName(m))
 		return
+	case v1 && budget > total-cudaContextMinBytes:
+		r.Failure, r.Error = FailStartupMemory, fmt.Sprintf("ValueError: Free memory on device cuda:0 (%.2f/%.2f GiB) on startup is less than desired GPU memory utilization (%.2f, %.2f GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+			(total-cudaContextBytes)/(1<<30), total/(1<<30), d.MemoryFraction, budget/(1<<30))
+		r.KVCacheAvailableBytes = 0
+		if !r.quiet {
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: fmt.Sprintf("vLLM stops before loading the model: %.2f × %s asks for more than the GPU has free beside the CUDA context (%s-%s)", d.MemoryFraction, gib(total), gib(cudaContextMinBytes), gib(cudaContextBytes))})
+		}
+		r.NvidiaSMIBytes = int64(cudaContextBytes)
+		return
+	case v1 && budget > total-cudaContextBytes && !r.quiet:
+		note("gpu_memory_utilization %.2f asks for %s free at start-up: an idle GPU has %s-%s free beside the CUDA context, so vLLM may refuse to start (\"Free memory on device … is less than desired GPU memory utilization\"); %.2f is safe", d.MemoryFraction, gib(budget), gib(total-cudaContextBytes), gib(total-cudaContextMinBytes), SafeUtilization(d.GPU))
+	}
+	switch {
 	case weights > total-cudaContextBytes:
 		r.Failure, r.Error = FailWeights, fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the model (%s of weights per GPU, %s on the GPU)", gib(weights), gib(total))
 		if !r.quiet {
@@ -395,6 +415,14 @@ func vllmLoadLine(d Deployment, weights float64) LogLine {
 		return LogLine{Text: fmt.Sprintf("Loading model weights took %.4f GB", weights/(1<<30)), Means: means}
 	}
 	return LogLine{Text: fmt.Sprintf("Model loading took %.4f GiB", weights/(1<<30)), Means: means}
+}
+
+// SafeUtilization is the highest gpu_memory_utilization, in hundredths,
+// whose budget an idle GPU has free beside a typical CUDA context: what
+// V1's start-up check surely passes.
+func SafeUtilization(g catalog.GPU) float64 {
+	total := float64(g.UsableBytes)
+	return math.Floor(100*(total-cudaContextBytes)/total) / 100
 }
 
 // nvidiaSMI is what nvidia-smi shows per GPU once the engine is up: the
