@@ -117,7 +117,13 @@ type servingAnswer struct {
 
 func answerServing(ctx context.Context, q Query, w memory.Workload, offers OfferFinder) servingAnswer {
 	a := servingAnswer{engine: serving.Engine(w.Engine), load: memory.ServingLoad(w)}
-	a.result = serving.Plan(memory.ServingDeployment(w, q.GPU))
+	d := memory.ServingDeployment(w, q.GPU)
+	if d.Engine == serving.EngineTGI && slices.Contains(q.Defaults, DefaultSeq) {
+		// TGI v3 sizes max_total_tokens from memory when it is not set:
+		// the planner lowers it to what fits only when it was not given.
+		d.MaxModelLen = 0
+	}
+	a.result = serving.Plan(d)
 	a.config = a.result
 	gpus := catalog.GPUs()
 	if a.load > 0 {

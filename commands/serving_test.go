@@ -84,6 +84,20 @@ func TestServingIssueAnswers(t *testing.T) {
 	}
 }
 
+// TestTGIContextDefault: TGI v3 sizes max_total_tokens from memory when it
+// is not set, so a model whose whole context does not fit starts with what
+// fits; given explicitly, the same context is refused.
+func TestTGIContextDefault(t *testing.T) {
+	_, s := servingAnswer(t, "llama-3.1-70b inference engine=tgi 2xa100")
+	if !s.Starts || s.MaxModelLen >= 131072 || int64(s.MaxModelLen) != s.KVCacheTokens {
+		t.Errorf("seq not given: starts %v at max_total_tokens %d with %d KV tokens, want it lowered to what fits", s.Starts, s.MaxModelLen, s.KVCacheTokens)
+	}
+	_, s = servingAnswer(t, "llama-3.1-70b inference engine=tgi 2xa100 seq=131072")
+	if s.Starts || s.MaxModelLenThatFits == nil || *s.MaxModelLenThatFits >= 131072 {
+		t.Errorf("seq=131072: starts %v (fits %v), want refused", s.Starts, s.MaxModelLenThatFits)
+	}
+}
+
 // TestServingEnginesAndKeys: the engines and keys the issue found refused.
 func TestServingEnginesAndKeys(t *testing.T) {
 	for _, q := range []string{

@@ -102,6 +102,9 @@ func DefaultContext(d Deployment) (int, string) {
 	if ctx <= 0 {
 		return fallbackMaxModelLen, name + " when the model names no context"
 	}
+	if d.Engine == EngineTGI {
+		return ctx, name + " defaults to the model's context, lowered to what fits (TGI v3)"
+	}
 	return ctx, name + " defaults to the model's context"
 }
 
