@@ -91,9 +91,14 @@ var (
 			"bf16": "bf16", "bfloat16": "bf16", "mixed-bf16": "mixed-bf16", "amp-bf16": "mixed-bf16", "bf16-mixed": "mixed-bf16",
 			"mixed-fp16": "mixed-fp16", "amp-fp16": "mixed-fp16", "16-mixed": "mixed-fp16", "fp16-mixed": "mixed-fp16",
 			"int8": "int8", "8bit": "int8", "nf4": "nf4", "4bit": "nf4",
+			// bitsandbytes as people name it: 4-bit (NF4) unless 8-bit is said.
+			"bnb": "nf4", "bitsandbytes": "nf4", "bnb-4bit": "nf4", "bnb-nf4": "nf4", "bnb-8bit": "int8", "bnb-int8": "int8", "llm-int8": "int8",
 			// Pre-quantised checkpoints (DESIGN.md §3.2, added in turn 2).
-			"fp8": "fp8", "float8": "fp8", "fp8-e4m3": "fp8", "w8a8-fp8": "fp8", "int4": "int4", "w4a16": "int4",
-			"awq": "awq", "gptq": "gptq", "mxfp4": "mxfp4", "nvfp4": "nvfp4",
+			// W8A8 INT8 and 8-bit GPTQ store a byte per weight, as int8 does.
+			"fp8": "fp8", "float8": "fp8", "fp8-e4m3": "fp8", "w8a8-fp8": "fp8", "fp8-dynamic": "fp8", "fp8-static": "fp8", "fp8-block": "fp8",
+			"w8a8": "int8", "w8a8-int8": "int8", "int8-w8a8": "int8", "gptq-int8": "int8", "gptq-8bit": "int8",
+			"int4": "int4", "w4a16": "int4", "awq": "awq", "awq-int4": "awq", "awq-4bit": "awq", "gptq": "gptq", "gptq-int4": "gptq", "gptq-4bit": "gptq",
+			"mxfp4": "mxfp4", "nvfp4": "nvfp4",
 		},
 		canon: []string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "fp8", "int4", "awq", "gptq", "mxfp4", "nvfp4", "q4_k_m", "q8_0"},
 	}

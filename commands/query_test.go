@@ -183,6 +183,17 @@ func TestParseQuery(t *testing.T) {
 			eq(t, "framework", q.Framework, fix.FrameworkVLLM)
 			hasAssumption(t, q.Workload, "vLLM's max_model_len defaults to the model's context")
 		}},
+		{"bitsandbytes, W8A8 and quantiser-named precisions", "llama-3.1-8b engine=vllm h100 precision=bnb-4bit", func(t *testing.T, q Query) {
+			for v, want := range map[string]memory.Precision{"bnb": memory.PrecisionNF4, "bitsandbytes": memory.PrecisionNF4, "bnb_8bit": memory.PrecisionInt8,
+				"w8a8": memory.PrecisionInt8, "GPTQ-Int8": memory.PrecisionInt8, "fp8_dynamic": "fp8", "awq-int4": "awq", "gptq_int4": "gptq", "gptq": "gptq"} {
+				got, err := ParseQuery("llama-3.1-8b engine=vllm h100 precision=" + v)
+				if err != nil {
+					t.Errorf("precision=%s: %v", v, err)
+					continue
+				}
+				eq(t, "precision="+v, got.Workload.Precision, want)
+			}
+		}},
 		{"seq default capped at the model maximum", "bert-large full", func(t *testing.T, q Query) {
 			eq(t, "seq", q.Workload.SeqLen, 512)
 		}},
