@@ -283,12 +283,12 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 			(total-cudaContextBytes)/(1<<30), total/(1<<30), d.MemoryFraction, budget/(1<<30))
 		r.KVCacheAvailableBytes = 0
 		if !r.quiet {
-			r.Log = append(r.Log, LogLine{Text: r.Error, Means: fmt.Sprintf("vLLM stops before loading the model: %.2f × %s asks for more than the GPU has free beside the CUDA context (%s-%s)", d.MemoryFraction, gib(total), gib(cudaContextMinBytes), gib(cudaContextBytes))})
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: fmt.Sprintf("vLLM stops before loading the model: %.2f × %s asks for more than the GPU has free beside the CUDA context (%.2f-%.2f GiB)", d.MemoryFraction, gib(total), cudaContextMinBytes/(1<<30), cudaContextBytes/(1<<30))})
 		}
 		r.NvidiaSMIBytes = int64(cudaContextBytes)
 		return
 	case v1 && budget > total-cudaContextBytes && !r.quiet:
-		note("gpu_memory_utilization %.2f asks for %s free at start-up: an idle GPU has %s-%s free beside the CUDA context, so vLLM may refuse to start (\"Free memory on device … is less than desired GPU memory utilization\"); %.2f is safe", d.MemoryFraction, gib(budget), gib(total-cudaContextBytes), gib(total-cudaContextMinBytes), SafeUtilization(d.GPU))
+		note("gpu_memory_utilization %.2f asks for %s free at start-up: an idle GPU has %.2f-%.2f GiB free beside the CUDA context, so vLLM may refuse to start (\"Free memory on device … is less than desired GPU memory utilization\"); %.2f is safe", d.MemoryFraction, gib(budget), (total-cudaContextBytes)/(1<<30), (total-cudaContextMinBytes)/(1<<30), SafeUtilization(d.GPU))
 	}
 	switch {
 	case weights > total-cudaContextBytes:
