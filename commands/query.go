@@ -347,13 +347,13 @@ func gpuWindow(tokens []string, i, minWords int) (catalog.GPU, int, bool) {
 }
 
 // gpuLeadWords start GPU names without being one ("rtx 4090").
-var gpuLeadWords = map[string]bool{"rtx": true, "gaudi": true, "quadro": true, "titan": true, "m1": true, "m2": true, "m3": true, "m4": true}
+var gpuLeadWords = map[string]bool{"rtx": true, "gtx": true, "geforce": true, "tesla": true, "gaudi": true, "quadro": true, "titan": true, "m1": true, "m2": true, "m3": true, "m4": true}
 
 // gpuVariantWords continue GPU names ("h100 nvl", "2080 ti", "m4 max").
 var gpuVariantWords = map[string]bool{
 	"ti": true, "super": true, "ada": true, "pro": true, "nvl": true, "pcie": true, "sxm": true, "sxm4": true, "sxm5": true,
 	"max": true, "ultra": true, "blackwell": true, "generation": true, "server": true, "workstation": true, "edition": true,
-	"hbm3": true, "s": true,
+	"hbm3": true, "s": true, "rtx": true, "gtx": true, "titan": true, // "titan rtx", "rtx titan", "geforce gtx 1080"
 }
 
 // gpuNameWords reports whether words can be one GPU name: it starts with

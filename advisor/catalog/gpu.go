@@ -16,16 +16,19 @@ type GPU struct {
 	// Family groups the variants sold under one model name ("h100" holds the
 	// SXM, PCIe and NVL cards); Variant is the form factor that tells them
 	// apart ("sxm", "pcie", "nvl"; empty when the family has one form).
-	Family        string  `json:"family"`
-	Variant       string  `json:"variant,omitempty"`
-	Vendor        string  `json:"vendor"`
-	MemoryBytes   int64   `json:"memory_bytes"` // marketed capacity
-	UsableBytes   int64   `json:"usable_bytes"` // what the card reports to CUDA/ROCm as total
-	BF16          bool    `json:"bf16"`
-	FP8           bool    `json:"fp8"`
-	DenseTFLOPS   float64 `json:"dense_tflops"` // dense bf16 (fp16 tensor where no bf16) TFLOPS
-	BandwidthGBps float64 `json:"bandwidth_gbps"`
-	Source        string  `json:"source"`
+	Family      string `json:"family"`
+	Variant     string `json:"variant,omitempty"`
+	Vendor      string `json:"vendor"`
+	MemoryBytes int64  `json:"memory_bytes"` // marketed capacity
+	UsableBytes int64  `json:"usable_bytes"` // what the card reports to CUDA/ROCm as total
+	BF16        bool   `json:"bf16"`
+	FP8         bool   `json:"fp8"`
+	// ComputeCapability is NVIDIA's (8.9 for Ada; 0 for other vendors):
+	// the serving engines need 7.0 or newer (docs/gpu-specs.md).
+	ComputeCapability float64 `json:"compute_capability,omitempty"`
+	DenseTFLOPS       float64 `json:"dense_tflops"` // dense bf16 (fp16 tensor where no bf16) TFLOPS
+	BandwidthGBps     float64 `json:"bandwidth_gbps"`
+	Source            string  `json:"source"`
 }
 
 // GPUs returns the GPU catalog in catalog order (a copy: callers may modify it).

@@ -36,7 +36,7 @@ var (
 )
 
 var gpuColumns = []string{"key", "name", "aliases", "family", "variant", "vendor", "memory_gib", "usable_mib",
-	"bf16", "fp8", "dense_tflops", "bandwidth_gbps", "source"}
+	"bf16", "fp8", "compute_capability", "dense_tflops", "bandwidth_gbps", "source"}
 
 // gpuVariants are the form factors a catalog row may name.
 var gpuVariants = []string{"", variantSXM, variantPCIe, variantNVL}
@@ -61,9 +61,14 @@ func parseGPUs(data []byte) ([]GPU, error) {
 	for n, r := range rows[1:] {
 		memGiB, err1 := strconv.ParseFloat(r[6], 64)
 		usableMiB, err2 := strconv.ParseFloat(r[7], 64)
-		tflops, err3 := strconv.ParseFloat(r[10], 64)
-		bw, err4 := strconv.ParseFloat(r[11], 64)
-		for _, e := range []error{err1, err2, err3, err4} {
+		tflops, err3 := strconv.ParseFloat(r[11], 64)
+		bw, err4 := strconv.ParseFloat(r[12], 64)
+		var cc float64
+		var err5 error
+		if r[10] != "" { // NVIDIA's numbering; other vendors leave it empty
+			cc, err5 = strconv.ParseFloat(r[10], 64)
+		}
+		for _, e := range []error{err1, err2, err3, err4, err5} {
 			if e != nil {
 				return nil, fmt.Errorf("row %d (%s): %w", n+2, r[0], e)
 			}
@@ -78,19 +83,20 @@ func parseGPUs(data []byte) ([]GPU, error) {
 			return nil, fmt.Errorf("row %d (%s): variant %q is none of %q", n+2, r[0], r[4], gpuVariants)
 		}
 		out = append(out, GPU{
-			Key:           r[0],
-			Name:          r[1],
-			Aliases:       strings.Split(r[2], ";"),
-			Family:        r[3],
-			Variant:       r[4],
-			Vendor:        r[5],
-			MemoryBytes:   int64(memGiB * float64(gib)),
-			UsableBytes:   int64(usableMiB * float64(mib)),
-			BF16:          r[8] == "yes",
-			FP8:           r[9] == "yes",
-			DenseTFLOPS:   tflops,
-			BandwidthGBps: bw,
-			Source:        r[12],
+			Key:               r[0],
+			Name:              r[1],
+			Aliases:           strings.Split(r[2], ";"),
+			Family:            r[3],
+			Variant:           r[4],
+			Vendor:            r[5],
+			MemoryBytes:       int64(memGiB * float64(gib)),
+			UsableBytes:       int64(usableMiB * float64(mib)),
+			BF16:              r[8] == "yes",
+			FP8:               r[9] == "yes",
+			ComputeCapability: cc,
+			DenseTFLOPS:       tflops,
+			BandwidthGBps:     bw,
+			Source:            r[13],
 		})
 	}
 	return out, nil

@@ -29,6 +29,33 @@ func TestLookupGPU(t *testing.T) {
 		{"rtx4080", "RTX4080"}, {"3060", "RTX3060"}, {"rtx 3060 12gb", "RTX3060"}, {"3080", "RTX3080"},
 		{"2080 ti", "RTX2080Ti"}, {"2080ti", "RTX2080Ti"}, {"p100", "P100"}, {"a4000", "RTXA4000"},
 		{"rtx a5000", "RTXA5000"}, {"h200 nvl", "H200-NVL"},
+		// Cards of public vLLM and OOM reports. A bare "4060 ti" is the 16 GB
+		// card LLM users run; the 8 GB one is named with its memory.
+		{"4060ti", "RTX4060Ti-16GB"}, {"4060-ti", "RTX4060Ti-16GB"}, {"4060 ti", "RTX4060Ti-16GB"},
+		{"rtx4060ti", "RTX4060Ti-16GB"}, {"rtx 4060 ti", "RTX4060Ti-16GB"}, {"RTX-4060-Ti", "RTX4060Ti-16GB"},
+		{"geforce rtx 4060 ti", "RTX4060Ti-16GB"}, {"NVIDIA GeForce RTX 4060 Ti", "RTX4060Ti-16GB"},
+		{"4060ti-16gb", "RTX4060Ti-16GB"}, {"4060 ti 16gb", "RTX4060Ti-16GB"}, {"rtx 4060 ti 16gb", "RTX4060Ti-16GB"},
+		{"4060ti-8gb", "RTX4060Ti-8GB"}, {"4060 ti 8gb", "RTX4060Ti-8GB"}, {"rtx 4060 ti 8gb", "RTX4060Ti-8GB"},
+		{"4060", "RTX4060"}, {"RTX4060", "RTX4060"}, {"geforce rtx 4060", "RTX4060"}, // the plain 4060 is unchanged
+		{"4070 ti", "RTX4070Ti"}, {"4070ti", "RTX4070Ti"}, {"rtx 4070 ti", "RTX4070Ti"},
+		{"4070 ti super", "RTX4070TiSUPER"}, {"4070tisuper", "RTX4070TiSUPER"}, {"4070tis", "RTX4070TiSUPER"},
+		{"rtx 4070 ti super", "RTX4070TiSUPER"}, {"NVIDIA GeForce RTX 4070 Ti SUPER", "RTX4070TiSUPER"},
+		{"4070 super", "RTX4070SUPER"}, {"4070s", "RTX4070SUPER"}, {"rtx-4070-super", "RTX4070SUPER"},
+		{"4080 super", "RTX4080SUPER"}, {"4080s", "RTX4080SUPER"}, {"rtx 4080 super", "RTX4080SUPER"},
+		{"4070", "RTX4070"}, {"rtx 4080", "RTX4080"}, // and neither is the plain 4070 or 4080
+		{"3090 ti", "RTX3090Ti"}, {"3090ti", "RTX3090Ti"}, {"rtx 3090 ti", "RTX3090Ti"}, {"3090", "RTX3090"},
+		{"3080 ti", "RTX3080Ti"}, {"rtx3080ti", "RTX3080Ti"}, {"3080", "RTX3080"},
+		{"3070", "RTX3070"}, {"rtx 3070", "RTX3070"}, {"NVIDIA GeForce RTX 3070", "RTX3070"},
+		{"5060 ti", "RTX5060Ti-16GB"}, {"5060ti", "RTX5060Ti-16GB"}, {"rtx 5060 ti 16gb", "RTX5060Ti-16GB"},
+		{"5070 ti", "RTX5070Ti"}, {"rtx5070ti", "RTX5070Ti"}, {"5070", "RTX5070"}, {"rtx 5070", "RTX5070"},
+		{"h800", "H800"}, {"H800", "H800"}, {"nvidia h800", "H800"}, {"NVIDIA H800 80GB HBM3", "H800"}, {"h800-sxm", "H800"},
+		{"a800", "A800-80GB"}, {"NVIDIA A800-SXM4-80GB", "A800-80GB"}, {"NVIDIA A800 80GB PCIe", "A800-80GB"},
+		{"a30", "A30"}, {"NVIDIA A30", "A30"},
+		{"p40", "P40"}, {"tesla p40", "P40"}, {"Tesla P40", "P40"}, {"p100", "P100"},
+		{"1080", "GTX1080"}, {"gtx 1080", "GTX1080"}, {"NVIDIA GeForce GTX 1080", "GTX1080"},
+		{"1080ti", "GTX1080Ti"}, {"1080 ti", "GTX1080Ti"}, {"gtx 1080 ti", "GTX1080Ti"}, {"gtx1080ti", "GTX1080Ti"},
+		{"GeForce GTX 1080 Ti", "GTX1080Ti"},
+		{"titan rtx", "TITANRTX"}, {"titanrtx", "TITANRTX"}, {"NVIDIA TITAN RTX", "TITANRTX"}, {"2080 ti", "RTX2080Ti"},
 	}
 	for _, tt := range tests {
 		g, ok := LookupGPU(tt.in)
@@ -36,7 +63,7 @@ func TestLookupGPU(t *testing.T) {
 			t.Errorf("LookupGPU(%q) = %q, %v; want %q", tt.in, g.Key, ok, tt.key)
 		}
 	}
-	for _, bad := range []string{"", "a1000", "24gb", "h1000", "\x00", "b100", "5070"} {
+	for _, bad := range []string{"", "a1000", "24gb", "h1000", "\x00", "b100", "5050", "5060", "3060ti", "4060ti-12gb", "a800-40gb", "h800 pcie", "titan"} {
 		if g, ok := LookupGPU(bad); ok {
 			t.Errorf("LookupGPU(%q) = %q, want not found", bad, g.Key)
 		}
@@ -243,6 +270,42 @@ func TestNormalizeGPU(t *testing.T) {
 		{"nvidia-tesla-p100", 16, "P100"},
 		{"NVIDIA RTX A4000", 0, "RTXA4000"},
 		{"A5000", 24, "RTXA5000"},
+		// Cards of public vLLM and OOM reports, as nvidia-smi and providers
+		// spell them. A 4060 Ti of unknown memory is the 8 GB one (the card
+		// that promises least), as a bare A100 is the 40 GB one.
+		{"NVIDIA GeForce RTX 4060 Ti", 16, "RTX4060Ti-16GB"},
+		{"NVIDIA GeForce RTX 4060 Ti", 8, "RTX4060Ti-8GB"},
+		{"RTX4060Ti", 16, "RTX4060Ti-16GB"},
+		{"RTX 4060 Ti", 0, "RTX4060Ti-8GB"},
+		{"RTX 4060 Ti 16GB", 0, "RTX4060Ti-16GB"},
+		{"rtx4060ti-16gb", 0, "RTX4060Ti-16GB"},
+		{"RTX 4060", 8, "RTX4060"},
+		{"NVIDIA GeForce RTX 4070 Ti", 12, "RTX4070Ti"},
+		{"NVIDIA GeForce RTX 4070 Ti SUPER", 16, "RTX4070TiSUPER"},
+		{"RTX4070TiSuper", 0, "RTX4070TiSUPER"},
+		{"NVIDIA GeForce RTX 4070 SUPER", 12, "RTX4070SUPER"},
+		{"RTX 4080 SUPER", 16, "RTX4080SUPER"},
+		{"NVIDIA GeForce RTX 4080", 16, "RTX4080"},
+		{"NVIDIA GeForce RTX 3090 Ti", 24, "RTX3090Ti"},
+		{"RTX 3080 Ti", 12, "RTX3080Ti"},
+		{"RTX3070", 8, "RTX3070"},
+		{"NVIDIA GeForce RTX 5060 Ti", 16, "RTX5060Ti-16GB"},
+		{"RTX 5060 Ti", 8, ""}, // the 8 GB 5060 Ti is not in the catalog
+		{"NVIDIA GeForce RTX 5070 Ti", 16, "RTX5070Ti"},
+		{"RTX5070", 12, "RTX5070"},
+		{"NVIDIA H800", 80, "H800"},
+		{"NVIDIA H800 80GB HBM3", 0, "H800"},
+		{"H800 SXM5", 0, "H800"},
+		{"NVIDIA A800-SXM4-80GB", 0, "A800-80GB"},
+		{"NVIDIA A800 80GB PCIe", 0, "A800-80GB"},
+		{"A800", 40, ""}, // the 40 GB A800 is not in the catalog
+		{"NVIDIA A30", 24, "A30"},
+		{"Tesla P40", 24, "P40"},
+		{"nvidia-tesla-p40", 0, "P40"},
+		{"NVIDIA GeForce GTX 1080 Ti", 11, "GTX1080Ti"},
+		{"GeForce GTX 1080", 8, "GTX1080"},
+		{"NVIDIA TITAN RTX", 24, "TITANRTX"},
+		{"Titan RTX 24GB", 0, "TITANRTX"},
 		// Not GPUs the catalog knows.
 		{"Tesla K80", 12, ""},
 		{"p100a", 28, ""}, // a Tenstorrent card, not a P100
@@ -316,6 +379,15 @@ func TestFindGPUs(t *testing.T) {
 		{"h100 80 gb", []string{"H100-SXM"}}, // the alias h100-80gb, as in /vram
 		{"H100 (80 GB)", []string{"H100-SXM", "H100-PCIe"}},
 		{"h100 sxm5 80gb", []string{"H100-SXM"}},
+		{"4060ti", []string{"RTX4060Ti-16GB", "RTX4060Ti-8GB"}}, // the family: both memory sizes
+		{"rtx 4060 ti", []string{"RTX4060Ti-16GB", "RTX4060Ti-8GB"}},
+		{"4060 ti 8gb", []string{"RTX4060Ti-8GB"}},
+		{"4060", []string{"RTX4060"}},
+		{"4070 ti super", []string{"RTX4070TiSUPER"}},
+		{"4070 ti", []string{"RTX4070Ti"}},
+		{"h800", []string{"H800"}},
+		{"1080", []string{"GTX1080"}},
+		{"gtx 1080 ti", []string{"GTX1080Ti"}},
 		{"quantum-toaster", nil},
 		{"a1000", nil},
 		{"", nil},
@@ -339,7 +411,7 @@ func TestSuggestGPU(t *testing.T) {
 		// becomes a Hopper one, a 50-series never a 40-series.
 		{"b2000", "b200"}, {"rtx5900", "rtx5090"}, {"gb2000", "gb200"}, {"mi3255x", "mi325x"},
 		// Another model number of the same series is another card, not a typo.
-		{"5070", ""}, {"rtx 5070", ""}, {"b100", ""}, {"h300", ""}, {"mi350x", ""},
+		{"5050", ""}, {"rtx 5050", ""}, {"b100", ""}, {"h300", ""}, {"mi350x", ""}, {"1070", ""},
 		{"", ""}, {"\x00", ""},
 	}
 	for _, tt := range tests {

@@ -158,7 +158,7 @@ func biggerGPU(r Result, goal func(Result) bool, gpus []catalog.GPU, p fix.Param
 	sorted := slices.Clone(gpus)
 	slices.SortStableFunc(sorted, func(a, b catalog.GPU) int { return cmp.Compare(a.UsableBytes, b.UsableBytes) })
 	for _, g := range sorted {
-		if g.UsableBytes <= d.GPU.UsableBytes || g.Key == d.GPU.Key {
+		if g.UsableBytes <= d.GPU.UsableBytes || g.Key == d.GPU.Key || !d.Engine.Supports(g) {
 			continue
 		}
 		nd := d

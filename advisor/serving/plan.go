@@ -43,6 +43,9 @@ func plan(d Deployment, quiet bool) Result {
 		}
 	}
 	d = commonDefaults(d, note)
+	if e := d.Engine; e.Serving() && !e.Supports(d.GPU) {
+		note("%s supports NVIDIA GPUs of compute capability %.1f and newer; the %s is %.1f: old releases load and profile on it, but kernels fail on the first request", e.Label(), minComputeCapability, d.GPU.Name, d.GPU.ComputeCapability)
+	}
 	switch d.Engine {
 	case EngineSGLang:
 		planSGLang(d, &r, note)

@@ -62,6 +62,18 @@ func (e Engine) TensorParallel() bool {
 	return e == EngineVLLM || e == EngineSGLang || e == EngineTGI
 }
 
+// minComputeCapability is the oldest NVIDIA architecture vLLM, SGLang and
+// TGI support (Volta, 7.0; docs/gpu-specs.md): Pascal cards load and
+// profile on old releases, but kernels fail on the first request.
+const minComputeCapability = 7.0
+
+// Supports reports whether the engine runs on g: the tensor-parallel
+// engines need compute capability 7.0 or newer on NVIDIA; llama.cpp and
+// Ollama run on older cards too.
+func (e Engine) Supports(g catalog.GPU) bool {
+	return !e.TensorParallel() || g.ComputeCapability == 0 || g.ComputeCapability >= minComputeCapability
+}
+
 // Generation is a vLLM engine generation: the V1 engine (default since
 // v0.8, the only one since v0.11) or the V0 engine before it. They profile
 // differently (docs/vllm-kv.md §2, §4).

@@ -129,6 +129,9 @@ func variants(d Deployment) []variant {
 func SizeAll(d Deployment, users int, gpus []catalog.GPU) []Sized {
 	var out []Sized
 	for _, g := range gpus {
+		if !d.Engine.Supports(g) {
+			continue
+		}
 		nd := d
 		nd.GPU = g
 		if s, ok := Size(nd, users); ok {

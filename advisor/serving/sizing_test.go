@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -227,6 +228,38 @@ func TestStartupFreeMemory(t *testing.T) {
 				t.Errorf("change %q at %.2f (starts %v), want %.2f", c.Snippet, c.Result.MemoryFraction, c.Result.Starts, safe)
 			}
 		})
+	}
+}
+
+// TestPascalIsNotOffered: vLLM, SGLang and TGI need compute capability
+// 7.0 or newer, so Pascal cards are planned as asked, with the warning, but
+// never offered; llama.cpp runs on them.
+func TestPascalIsNotOffered(t *testing.T) {
+	for _, tc := range []struct {
+		gpu  string
+		e    serving.Engine
+		want bool
+	}{
+		{"p40", serving.EngineVLLM, false}, {"p100", serving.EngineSGLang, false}, {"1080ti", serving.EngineTGI, false},
+		{"p40", serving.EngineLlamaCpp, true}, {"v100", serving.EngineVLLM, true}, {"t4", serving.EngineVLLM, true}, {"mi300x", serving.EngineVLLM, true},
+	} {
+		if got := tc.e.Supports(mustGPU(t, tc.gpu)); got != tc.want {
+			t.Errorf("%s supports %s: %v, want %v", tc.e, tc.gpu, got, tc.want)
+		}
+	}
+	d := serving.Deployment{Engine: serving.EngineVLLM, Model: mustModel(t, "llama-3.2-1b"), GPU: mustGPU(t, "p40"), MaxModelLen: 4096}
+	r := serving.Plan(d)
+	if !r.Starts || !slices.ContainsFunc(r.Assumptions, func(a string) bool { return strings.Contains(a, "compute capability 7.0 and newer") }) {
+		t.Errorf("P40: starts %v, assumptions %q", r.Starts, r.Assumptions)
+	}
+	sized := serving.SizeAll(d, 8, catalog.GPUs())
+	if len(sized) == 0 {
+		t.Fatal("no GPU sized")
+	}
+	for _, s := range sized {
+		if g, _ := catalog.LookupGPU(s.GPUKey); g.ComputeCapability > 0 && g.ComputeCapability < 7 {
+			t.Errorf("%s offered for vLLM", s.GPUKey)
+		}
 	}
 }
 
