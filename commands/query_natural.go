@@ -51,6 +51,8 @@ var countWords = map[string]int{
 var servingWords = map[string]bool{
 	"users": true, "user": true, "concurrent": true, "concurrency": true, "requests": true, "simultaneous": true,
 	"throughput": true, "qps": true, "rps": true,
+	// Serving a model is a serving engine's question too.
+	"serve": true, "serving": true, "served": true,
 }
 
 // looksLikeQuestion reports whether q reads as a sentence rather than a

@@ -279,6 +279,8 @@ func TestQuestionsShowTheirReading(t *testing.T) {
 		{"llama-4-scout h100 vllm at 1M context", "llama-4-scout h100 seq=1m engine=vllm"},
 		{"llama-3.1-8b 4 x a100 --max-model-len 8,192 engine=vllm", "llama-3.1-8b 4x a100 seq=8192 engine=vllm"},
 		{"llama-3.1-8b lora 24 GB", "llama-3.1-8b lora 24gb"},
+		{"serve gpt-oss-120b on one h100", "gpt-oss-120b inference h100 engine=vllm"},
+		{"serving qwen3-8b on a 4090 with sglang", "qwen3-8b inference 4090 engine=sglang"},
 	}
 	for _, tt := range tests {
 		q, err := ParseQuery(tt.text)
