@@ -140,7 +140,11 @@ func CheckTP(e Engine, m arch.Model, tp int) error {
 		msg = fmt.Sprintf("AssertionError: the number of attention heads (%d) is not divisible by tp_size (%d)", heads, tp)
 	default:
 		msg = fmt.Sprintf("ValueError: Total number of attention heads (%d) must be divisible by tensor parallel size (%d).", heads, tp)
-		if heads > 0 && heads%tp == 0 {
+		switch width := unevenWidth(m, tp); {
+		case heads > 0 && heads%tp != 0:
+		case width > 0:
+			msg = fmt.Sprintf("AssertionError: %d is not divisible by %d (the MLP's width across tensor parallel ranks)", width, tp)
+		default:
 			msg = fmt.Sprintf("ValueError: the %d KV heads cannot be split or replicated evenly across tensor parallel size %d", m.NumKVHeads, tp)
 		}
 	}
@@ -148,7 +152,8 @@ func CheckTP(e Engine, m arch.Model, tp int) error {
 }
 
 // validTP reports whether tp divides the attention heads and either
-// divides the KV heads or is a multiple of them (vLLM's QKVParallelLinear).
+// divides the KV heads or is a multiple of them (vLLM's QKVParallelLinear),
+// and divides the MLP's widths.
 func validTP(m arch.Model, tp int) bool {
 	for _, g := range m.Layers() {
 		a := g.Attention
@@ -165,7 +170,21 @@ func validTP(m arch.Model, tp int) bool {
 			return false
 		}
 	}
-	return true
+	return unevenWidth(m, tp) == 0
+}
+
+// unevenWidth is an MLP width tp does not divide (0 when it divides them
+// all): the column-parallel projections split their width evenly (divide()
+// in vLLM's ColumnParallelLinear and FusedMoE).
+func unevenWidth(m arch.Model, tp int) int {
+	for _, g := range m.Layers() {
+		for _, w := range []int{g.FFN.Intermediate, g.FFN.SharedIntermediate, g.FFN.ExpertIntermediate} {
+			if w%tp != 0 {
+				return w
+			}
+		}
+	}
+	return 0
 }
 
 // nearestTP is the valid degrees nearest to tp: the largest below and the

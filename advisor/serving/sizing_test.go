@@ -134,9 +134,14 @@ func TestCheckTP(t *testing.T) {
 			t.Errorf("tp=%d: %v", tp, err)
 		}
 	}
-	// Qwen2.5-7B: 28 heads, 4 KV heads — 8 splits neither; 4 and 28 work.
-	if err := serving.CheckTP(serving.EngineVLLM, mustModel(t, "qwen2.5-7b"), 8); err == nil || !strings.Contains(err.Error(), "tp=4 or tp=28") {
+	// Qwen2.5-7B: 28 heads, 4 KV heads — 8 splits neither; 28 splits both
+	// but not its 18,944-wide MLP, so 4 is the only degree near.
+	qwen := mustModel(t, "qwen2.5-7b")
+	if err := serving.CheckTP(serving.EngineVLLM, qwen, 8); err == nil || !strings.Contains(err.Error(), "use tp=4") || strings.Contains(err.Error(), "tp=28") {
 		t.Errorf("qwen2.5-7b tp=8: %v", err)
+	}
+	if err := serving.CheckTP(serving.EngineVLLM, qwen, 28); err == nil || !strings.Contains(err.Error(), "18944 is not divisible by 28") {
+		t.Errorf("qwen2.5-7b tp=28: %v", err)
 	}
 	if err := serving.CheckTP(serving.EngineLlamaCpp, llama, 3); err != nil {
 		t.Errorf("llama.cpp splits layers, not heads: %v", err)
