@@ -99,6 +99,17 @@ func TestGPUCatalogRows(t *testing.T) {
 		if g.FP8 && !g.BF16 {
 			t.Errorf("%s: fp8 without bf16: no such card", g.Key)
 		}
+		// NVIDIA numbers every architecture; the feature columns follow it
+		// (bf16 from Ampere, 8.0; fp8 from Ada, 8.9).
+		cc := g.ComputeCapability
+		switch {
+		case g.Vendor != "NVIDIA" && cc != 0:
+			t.Errorf("%s: compute capability %.1f on a %s card", g.Key, cc, g.Vendor)
+		case g.Vendor == "NVIDIA" && (cc < 6 || cc > 12.1):
+			t.Errorf("%s: compute capability %.1f", g.Key, cc)
+		case g.Vendor == "NVIDIA" && (g.BF16 != (cc >= 8) || g.FP8 != (cc >= 8.9)):
+			t.Errorf("%s: bf16 %v, fp8 %v at compute capability %.1f", g.Key, g.BF16, g.FP8, cc)
+		}
 		// Every card is found by its own key and name, as the price sources
 		// and the grammar spell them.
 		for _, name := range []string{g.Key, g.Name} {
@@ -485,5 +496,27 @@ func TestAppleChip(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("AppleChip(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestParseGPUsRejects: a malformed row is a build defect the tests catch,
+// each with the row and what is wrong.
+func TestParseGPUsRejects(t *testing.T) {
+	header := strings.Join(gpuColumns, ",")
+	good := "X1,X 1,x1,x1,,NVIDIA,24,24000,yes,no,8.6,70,600,test row"
+	if _, err := parseGPUs([]byte(header + "\n" + good + "\n")); err != nil {
+		t.Fatalf("good row: %v", err)
+	}
+	for _, tc := range []struct{ row, want string }{
+		{strings.Replace(good, ",8.6,", ",eight,", 1), "row 2 (X1)"},
+		{strings.Replace(good, ",24000,", ",99999,", 1), "usable"},
+		{strings.Replace(good, ",x1,x1,,", ",x1,X 1,,", 1), "family"},
+	} {
+		if _, err := parseGPUs([]byte(header + "\n" + tc.row + "\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error naming %q", tc.row, err, tc.want)
+		}
+	}
+	if _, err := parseGPUs([]byte(strings.Replace(header, "compute_capability,", "", 1) + "\n")); err == nil {
+		t.Error("a header without compute_capability is accepted")
 	}
 }
