@@ -287,7 +287,7 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 		}
 		r.NvidiaSMIBytes = int64(cudaContextBytes)
 		return
-	case v1 && budget > total-cudaContextBytes && !r.quiet:
+	case v1 && budget > total-cudaContextBytes:
 		note("gpu_memory_utilization %.2f asks for %s free at start-up: an idle GPU has %.2f-%.2f GiB free beside the CUDA context, so vLLM may refuse to start (\"Free memory on device … is less than desired GPU memory utilization\"); %.2f is safe", d.MemoryFraction, gib(budget), (total-cudaContextBytes)/(1<<30), (total-cudaContextMinBytes)/(1<<30), SafeUtilization(d.GPU))
 	}
 	switch {
