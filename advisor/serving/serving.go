@@ -177,8 +177,8 @@ type Result struct {
 	BudgetBytes      int64 `json:"budget_bytes"`
 	// WeightsBytes is "Model loading took"; ActivationBytes the profiled
 	// activation peak; NonTorchBytes the non-torch memory the engine
-	// subtracts; GraphBytes the CUDA-graph pool it leaves outside the
-	// budget (visible in nvidia-smi, not in the KV cache).
+	// subtracts; GraphBytes the CUDA-graph pool (vLLM from 0.21: inside the
+	// budget, taken from the KV cache; before: outside it, in nvidia-smi).
 	WeightsBytes    int64 `json:"weights_bytes"`
 	ActivationBytes int64 `json:"activation_peak_bytes"`
 	NonTorchBytes   int64 `json:"non_torch_bytes"`

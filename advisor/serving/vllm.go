@@ -86,9 +86,11 @@ const (
 	// with lazy module loading; docs/vllm-kv.md §1): V1 refuses to start
 	// only when its budget exceeds even the memory free beside that.
 	cudaContextMinBytes = 0.25 * (1 << 30)
-	// cudaGraphBytes is the CUDA-graph pool captured after the KV cache
-	// (V1 before v0.21: outside the budget; "took 0.2-1.5 GiB" in the
-	// graph-capture lines of public logs).
+	// cudaGraphBytes is the CUDA-graph pool: from v0.21 vLLM estimates it
+	// before sizing the KV cache and takes it out of the budget
+	// ("Estimated CUDA graph memory: 0.22-1.97 GiB total" in public logs);
+	// before, it was captured after the KV cache, outside the budget ("took
+	// 0.2-1.5 GiB" in the graph-capture lines).
 	cudaGraphBytes = 0.5 * (1 << 30)
 )
 
@@ -164,6 +166,13 @@ func versionBefore(v string, major, minor, patch int) bool {
 }
 
 func isA100(g catalog.GPU) bool { return g.Key == "A100-80GB" || g.Key == "A100-40GB" }
+
+// graphsInBudget reports whether the release takes its CUDA-graph
+// estimate out of the budget: V1 from 0.21, and current vLLM when no
+// release is named.
+func graphsInBudget(d Deployment) bool {
+	return d.Generation != GenerationV0 && !legacyV1(d) && (d.Version == "" || !versionBefore(d.Version, 0, 21, 0))
+}
 
 // legacyV1 reports whether the deployment names a V1 release from 0.8 to
 // 0.16, whose profile differs from current vLLM's (the sampler's sort,
@@ -259,8 +268,8 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 	if !r.quiet {
 		note("activation peak: vLLM's profiling forward pass of %d tokens and its sampler over %d sequences (%s), estimated from the layer shapes", d.MaxNumBatchedTokens, min(d.MaxNumSeqs, d.MaxNumBatchedTokens), samplerNote(d))
 		note("non-torch memory during profiling: %s (%s; estimated)", gib(nonTorch), nonTorchNote(d))
-		if d.Generation != GenerationV0 && !legacyV1(d) {
-			note("CUDA graphs: vLLM 0.17-0.20 captures them after the KV cache, about %s outside the budget (seen in nvidia-smi); from 0.21 their estimate comes out of the budget instead, where a smaller sampler peak makes about as much room", gib(cudaGraphBytes))
+		if graphsInBudget(d) {
+			note("CUDA graphs: since 0.21 vLLM estimates their pool (about %s) and takes it out of the budget before sizing the KV cache (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, the default); engine-version=0.17 to 0.20 captured them after it, outside the budget", gib(cudaGraphBytes))
 		} else {
 			note("CUDA graphs are captured after the KV cache is allocated: about %s outside the budget, seen in nvidia-smi", gib(cudaGraphBytes))
 		}
@@ -312,8 +321,13 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 		return
 	}
 	if !r.quiet {
-		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Available KV cache memory: %.2f GiB", available/(1<<30)),
-			Means: fmt.Sprintf("%s × %.2f = %s budget − %s weights − %s activation peak − %s non-torch", gib(total), d.MemoryFraction, gib(budget), gib(weights), gib(act), gib(nonTorch))})
+		means := fmt.Sprintf("%s × %.2f = %s budget − %s weights − %s activation peak − %s non-torch", gib(total), d.MemoryFraction, gib(budget), gib(weights), gib(act), gib(nonTorch))
+		if graphsInBudget(d) {
+			r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Estimated CUDA graph memory: %.2f GiB total", cudaGraphBytes/(1<<30)),
+				Means: "the CUDA-graph pool vLLM profiles and keeps out of the KV cache (estimated)"})
+			means += fmt.Sprintf(" − %s CUDA graphs", gib(cudaGraphBytes))
+		}
+		r.Log = append(r.Log, LogLine{Text: fmt.Sprintf("Available KV cache memory: %.2f GiB", available/(1<<30)), Means: means})
 	}
 	switch {
 	case available <= 0:
@@ -353,6 +367,9 @@ func planVLLMStage(d Deployment, st stage, budget, nonTorch float64) vllmStage {
 	m := d.Model
 	p := vllmStage{st: st, weights: weightsOnStage(m, d.DenseBytes, d.TP, st, d.GPU), act: activationPeak(m, d, st.last)}
 	p.available = budget - p.weights - p.act - nonTorch
+	if graphsInBudget(d) {
+		p.available -= cudaGraphBytes
+	}
 	p.specs = kvSpecs(m, d.TP, st.layers, kvElemBytes(d.KVCacheDtype, d.DenseBytes))
 	if d.Generation == GenerationV0 {
 		p.specs = asFullAttention(p.specs)
@@ -426,11 +443,15 @@ func SafeUtilization(g catalog.GPU) float64 {
 }
 
 // nvidiaSMI is what nvidia-smi shows per GPU once the engine is up: the
-// budget (it allocates the whole KV cache), the CUDA context and the graph
-// pool outside it; when it fails, what it held when it stopped.
+// budget (it allocates the whole KV cache), the CUDA context, and before
+// 0.21 the graph pool outside the budget; when it fails, what it held when
+// it stopped.
 func nvidiaSMI(r *Result, total float64) int64 {
 	if !r.Starts {
 		return int64(math.Min(total, float64(r.WeightsBytes)+float64(r.ActivationBytes)+cudaContextBytes))
+	}
+	if graphsInBudget(r.Deployment) {
+		return int64(math.Min(total, float64(r.BudgetBytes)+cudaContextBytes))
 	}
 	return int64(math.Min(total, float64(r.BudgetBytes+r.GraphBytes)+cudaContextBytes))
 }
