@@ -108,6 +108,10 @@ func (b *builder) vllmKV() {
 	if needed == 0 && avail > 0 && kvTokens > 0 && maxSeq > kvTokens {
 		needed = int64(float64(avail) * float64(maxSeq) / float64(kvTokens))
 	}
+	if e.NoCacheMemory && needed == 0 && kvTokens == 0 {
+		b.vllmNoCacheMemory()
+		return
+	}
 	var ev []string
 	switch {
 	case needed > 0 && avail > 0 && maxSeq > 0:
@@ -132,6 +136,20 @@ func (b *builder) vllmKV() {
 	}
 	b.cause(CauseVLLM, "vLLM's KV cache does not fit in gpu_memory_utilization × GPU after the weights", strings.Join(ev, "; "),
 		fix.MaxModelLen, fix.GPUMemoryUtilization, fix.FP8KVCache, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU)
+}
+
+// vllmNoCacheMemory reads "No available memory for the cache blocks":
+// nothing is left for the cache at all, so an 8-bit cache cannot make
+// room, nor a shorter context on V1, which profiles max_num_batched_tokens
+// whatever the context; V0 profiled a whole max_model_len up to 32k
+// (docs/vllm-kv.md §8), so there a shorter one shrinks the peak.
+func (b *builder) vllmNoCacheMemory() {
+	fixes := []string{fix.GPUMemoryUtilization, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU}
+	if b.r.Facts.Engine.V0 {
+		fixes = append(fixes, fix.MaxModelLen)
+	}
+	b.cause(CauseVLLM, "vLLM has no memory left for its KV cache",
+		"after the weights and the profiling run's peak, nothing of gpu_memory_utilization × GPU is left for the KV cache", fixes...)
 }
 
 // vllmStartup reads vLLM V1's start-up check: less memory is free than

@@ -356,6 +356,8 @@ func (b *builder) byFormat() {
 		// Read with the engine's own numbers (engines).
 	case r.Extra["kind"] == KindNCCL:
 		b.nccl()
+	case r.Facts.Engine.NoCacheMemory && (r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA):
+		b.vllmNoCacheMemory()
 	case r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA:
 		ev := "vLLM could not fit the KV cache for one full-length request in its memory budget"
 		if n, ok := r.Extra["max_seq_len"].(int); ok {

@@ -65,8 +65,12 @@ func TestDiagnose(t *testing.T) {
 			CauseAllocatorCap, []string{fix.RaiseMemoryFraction}, nil},
 		{"optimizer step", "  File \"/x/torch/optim/adamw.py\", line 440, in _single_tensor_adamw\n    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)\n" + msg("2.00 GiB", "15.78 GiB", "373.44 MiB", "", "14.10 GiB", "100.00 MiB"),
 			CauseOptimizer, []string{fix.Optim8bit, fix.Zero2}, nil},
-		{"vllm kv", "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
-			CauseVLLM, []string{fix.GPUMemoryUtilization, fix.MaxModelLen}, []string{fix.ExpandableSegments}},
+		// Nothing is left for the cache: an 8-bit cache cannot help, nor a
+		// shorter context on V1; on V0 (its "# GPU blocks" line) it can.
+		{"vllm no cache memory", "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+			CauseVLLM, []string{fix.GPUMemoryUtilization, fix.TensorParallel, fix.NF4Weights}, []string{fix.ExpandableSegments, fix.FP8KVCache, fix.MaxModelLen}},
+		{"vllm v0 no cache memory", "INFO 02-26 10:00:00 worker.py:266] # GPU blocks: 0, # CPU blocks: 2048\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+			CauseVLLM, []string{fix.GPUMemoryUtilization, fix.MaxModelLen}, []string{fix.FP8KVCache}},
 		{"tf", "ResourceExhaustedError: OOM when allocating tensor with shape[256,112,112,64] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n\t [[Node: InceptionV1/Conv2d_1a_7x7/Conv2D = Conv2D[T=DT_FLOAT]()]]",
 			CauseTFPrealloc, []string{fix.TFMemoryGrowth, fix.MixedPrecision, fix.GradAccum}, []string{fix.InferenceMode, fix.FlashAttention}},
 		{"jax", "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.",

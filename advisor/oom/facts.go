@@ -67,6 +67,11 @@ type EngineNumbers struct {
 	WeightsBytes, KVAvailableBytes, KVNeededBytes int64
 	KVTokens, EstimatedMaxLen, MaxSeqLen          int
 	TotalBytes                                    int64
+	// NoCacheMemory is vLLM's "No available memory for the cache blocks":
+	// the weights and the profiling peak left nothing of the budget. V0
+	// reports lines only the V0 engine prints (its worker processes, "#
+	// GPU blocks", "Memory profiling results").
+	NoCacheMemory, V0 bool
 	// llama.cpp: the model's layers on the GPU (of Layers), the GPU
 	// buffers (weights, KV cache, compute), the context, the free VRAM.
 	OffloadedLayers, Layers, Ctx                             int
@@ -329,6 +334,9 @@ func zeroStage(t pasteText, frames []frame) int {
 func readEngine(t pasteText) EngineNumbers {
 	text := t.s
 	var e EngineNumbers
+	e.NoCacheMemory = strings.Contains(text, "No available memory for the cache blocks")
+	e.V0 = strings.Contains(text, "VllmWorkerProcess") || strings.Contains(text, "# GPU blocks") ||
+		strings.Contains(text, "Memory profiling results") || strings.Contains(text, "Loading model weights took")
 	if t.has("kv cache", "took", "total_gpu_memory", "max seq len") {
 		if n := findSize(reVLLMWeightsTook, text, 1); n != nil {
 			e.WeightsBytes = *n
