@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/memory"
 	"github.com/vrambot/vrambot/models"
 )
 
@@ -115,7 +116,10 @@ func parseQuestion(tokens []string, preset *models.Resolution) (*parsedQuery, er
 			}
 			return p, e
 		}
-		if serving && p.kv["engine"] == "" && !p.servingEngineAsked() {
+		// A question about training that also says serve or users ("qlora
+		// it on a 4090 to serve a chatbot") is a training question.
+		training := p.method != "" && p.method != memory.MethodInference || p.loose != "" && p.loose != memory.MethodInference
+		if serving && !training && p.kv["engine"] == "" && !p.servingEngineAsked() {
 			p.kv["engine"] = "vllm" // concurrency is a serving engine's answer
 		}
 		if serving && p.method == "" && p.loose == "" {
