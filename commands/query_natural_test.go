@@ -45,6 +45,7 @@ var phrasings = []struct {
 	// Serving words in a training question leave it a training question.
 	{"can I qlora llama 3 8b on a 4090 to serve a chatbot", "llama-3-8b", "qlora", "RTX4090", 1},
 	{"can I finetune llama 3 8b on a 4090 and serve it", "llama-3-8b", "lora", "RTX4090", 1},
+	{"can I finetune llama 3 8b for my users on a 4090", "llama-3-8b", "lora", "RTX4090", 1},
 	{"qwen2.5-7b inference engine=vllm rtx titan seq=4096", "qwen2.5-7b", "inference", "TITANRTX", 1},
 	{"qwen3-8b qlora geforce rtx 4060 ti", "qwen3-8b", "qlora", "RTX4060Ti-16GB", 1},
 	{"can I run qwen3-8b on 2x rtx 4070 ti super", "qwen3-8b", "inference", "RTX4070TiSUPER", 2},
