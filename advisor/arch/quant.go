@@ -24,6 +24,11 @@ type Quantization struct {
 	Description string `json:"description,omitempty"`
 }
 
+// SourceCheckpointConfig is Quantization.Source for a format read from the
+// checkpoint's own config.json, whose widths are then the checkpoint's (a
+// quantised release may pad them).
+const SourceCheckpointConfig = "config.json quantization_config"
+
 // LinearGroups are the tensor groups weight-only quantisation methods
 // (GPTQ, AWQ, FP8, bitsandbytes, compressed-tensors) convert: the linear
 // layers inside the blocks. Embeddings, the output head, norms and routers

@@ -110,7 +110,7 @@ func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
 	for _, g := range excluded {
 		out.BytesPerParam[g] = 0
 	}
-	out.Source = "config.json quantization_config"
+	out.Source = arch.SourceCheckpointConfig
 	msg := "pre-quantised checkpoint: " + out.Description
 	if len(excluded) > 0 {
 		names := make([]string, len(excluded))

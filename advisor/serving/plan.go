@@ -140,10 +140,12 @@ func CheckTP(e Engine, m arch.Model, tp int) error {
 		msg = fmt.Sprintf("AssertionError: the number of attention heads (%d) is not divisible by tp_size (%d)", heads, tp)
 	default:
 		msg = fmt.Sprintf("ValueError: Total number of attention heads (%d) must be divisible by tensor parallel size (%d).", heads, tp)
-		switch width := unevenWidth(m, tp); {
+		switch width, grouped := unevenWidth(m, tp), unalignedGroupWidth(m, tp); {
 		case heads > 0 && heads%tp != 0:
 		case width > 0:
 			msg = fmt.Sprintf("AssertionError: %d is not divisible by %d (the MLP's width across tensor parallel ranks)", width, tp)
+		case grouped > 0:
+			msg = fmt.Sprintf("ValueError: The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size. (%d / %d = %d is not a multiple of the group size %d)", grouped, tp, grouped/tp, m.Quant.GroupSize)
 		default:
 			msg = fmt.Sprintf("ValueError: the %d KV heads cannot be split or replicated evenly across tensor parallel size %d", m.NumKVHeads, tp)
 		}
@@ -170,7 +172,33 @@ func validTP(m arch.Model, tp int) bool {
 			return false
 		}
 	}
-	return unevenWidth(m, tp) == 0
+	return unevenWidth(m, tp) == 0 && unalignedGroupWidth(m, tp) == 0
+}
+
+// unalignedGroupWidth is a row-parallel input width (the attention output
+// projection's, the dense MLP's down projection's) whose share per rank is
+// not a whole number of quantisation groups, which GPTQ and AWQ kernels
+// refuse (0 when all align). It is checked only for a format read from the
+// checkpoint's config.json: its widths are the checkpoint's, which official
+// releases pad for this (Qwen2.5-72B-AWQ: 29,696, the base model 29,568).
+func unalignedGroupWidth(m arch.Model, tp int) int {
+	q := m.Quant
+	if q == nil || q.GroupSize <= 0 || q.Source != arch.SourceCheckpointConfig || !slices.Contains([]string{"gptq", "awq", "autoround", "gptqmodel"}, q.Format) {
+		return 0
+	}
+	for _, g := range m.Layers() {
+		a := g.Attention
+		v := a.VHeadDim
+		if v == 0 {
+			v = a.HeadDim
+		}
+		for _, w := range []int{a.Heads * v, g.FFN.Intermediate} {
+			if w > 0 && w%tp == 0 && (w/tp)%q.GroupSize != 0 {
+				return w
+			}
+		}
+	}
+	return 0
 }
 
 // unevenWidth is an MLP width tp does not divide (0 when it divides them

@@ -150,6 +150,37 @@ func TestCheckTP(t *testing.T) {
 	_ = errors.As(err, &target)
 }
 
+// TestCheckTPQuantGroups: a GPTQ/AWQ checkpoint's row-parallel widths must
+// split into whole groups per rank, as its kernels require; the check
+// reads the checkpoint's own widths (its config.json), which official
+// releases pad, and a format only named in the query is not held to it.
+func TestCheckTPQuantGroups(t *testing.T) {
+	awq := func(intermediate int, source string) arch.Model {
+		m := mustModel(t, "qwen2.5-72b")
+		m.IntermediateSize = intermediate
+		q, _ := arch.Scheme("awq")
+		q.Source = source
+		m.Quant = q
+		return m
+	}
+	base := awq(29568, arch.SourceCheckpointConfig) // 29,568 / 2 = 14,784: 115.5 groups
+	if err := serving.CheckTP(serving.EngineVLLM, base, 2); err == nil || !strings.Contains(err.Error(), "not aligned with the quantized weight shape") {
+		t.Errorf("unpadded AWQ tp=2: %v", err)
+	}
+	if err := serving.CheckTP(serving.EngineVLLM, base, 1); err != nil {
+		t.Errorf("unpadded AWQ tp=1: %v", err)
+	}
+	padded := awq(29696, arch.SourceCheckpointConfig) // Qwen's release: 29,696 / 8 = 29 groups
+	for _, tp := range []int{2, 4, 8} {
+		if err := serving.CheckTP(serving.EngineVLLM, padded, tp); err != nil {
+			t.Errorf("padded AWQ tp=%d: %v", tp, err)
+		}
+		if err := serving.CheckTP(serving.EngineVLLM, awq(29568, "precision=awq"), tp); err != nil {
+			t.Errorf("AWQ named in the query, tp=%d: %v", tp, err)
+		}
+	}
+}
+
 // TestChanges: each change listed makes it start on its own; the GPU
 // asked comes before a bigger one.
 func TestChanges(t *testing.T) {
