@@ -67,11 +67,15 @@ func (e Engine) TensorParallel() bool {
 // profile on old releases, but kernels fail on the first request.
 const minComputeCapability = 7.0
 
-// Supports reports whether the engine runs on g: the tensor-parallel
-// engines need compute capability 7.0 or newer on NVIDIA; llama.cpp and
-// Ollama run on older cards too.
+// Supports reports whether the engine runs on g: vLLM, SGLang and TGI
+// need compute capability 7.0 or newer on NVIDIA; llama.cpp, Ollama and
+// transformers run on older cards too.
 func (e Engine) Supports(g catalog.GPU) bool {
-	return !e.TensorParallel() || g.ComputeCapability == 0 || g.ComputeCapability >= minComputeCapability
+	switch e {
+	case EngineVLLM, EngineSGLang, EngineTGI:
+		return g.ComputeCapability == 0 || g.ComputeCapability >= minComputeCapability
+	}
+	return true
 }
 
 // Generation is a vLLM engine generation: the V1 engine (default since
