@@ -4,7 +4,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/vrambot .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/vrambot ./cmd/vrambot
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/vrambot /usr/local/bin/vrambot

@@ -23,11 +23,23 @@ import (
 )
 
 // Commands is what the bot needs from the command set. VRAM's error carries
-// a kind (internal/errs) that decides what the user sees; OOM reports
-// whether the text held an out-of-memory error at all.
+// a kind (internal/errs) that decides what the user sees; OOM gives the
+// facts of the paste with its reply, Detected false when the text held no
+// out-of-memory error at all.
 type Commands interface {
 	VRAM(ctx context.Context, query string) (reply.Reply, error)
-	OOM(ctx context.Context, text string) (r reply.Reply, detected bool)
+	OOM(ctx context.Context, text string) (reply.Reply, OOMFacts)
+}
+
+// OOMFacts are what the bot keeps of a diagnosed paste: whether it held an
+// OOM and the parsed fields the digest counts (docs/contracts.md §3's
+// `oom --json` fields), never the pasted text.
+type OOMFacts struct {
+	Detected                 bool
+	Format, Framework, Phase string
+	Device                   string
+	Cause                    string // the first cause's id
+	TriedBytes, TotalBytes   *int64
 }
 
 // Store is what the bot needs from the store (store.Store has it): claims
@@ -40,14 +52,14 @@ type Store interface {
 	Ping(ctx context.Context) error
 }
 
-// OOMSeen is an out-of-memory error the bot answered in a channel. It holds
-// the parsed result, never the pasted text.
+// OOMSeen is an out-of-memory error the bot answered in a channel: where,
+// when, and its parsed facts, never the pasted text.
 type OOMSeen struct {
 	Channel   string
 	ThreadTS  string
 	Permalink string
 	At        time.Time
-	Result    any
+	Facts     OOMFacts
 }
 
 // OOMRecorder stores an OOMSeen for the digest.

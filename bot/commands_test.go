@@ -11,23 +11,24 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackutilsx"
 
-	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/command/oom"
+	"github.com/vrambot/vrambot/command/vram"
 	"github.com/vrambot/vrambot/internal/oomcorpus"
 	"github.com/vrambot/vrambot/reply"
 )
 
-// realCommands adapts the commands package to Commands, as main.go does
-// (without offers: rendering and routing are under test here).
+// realCommands adapts the command packages to Commands, as cmd/vrambot
+// does (without offers: rendering and routing are under test here).
 type realCommands struct{}
 
-func (realCommands) VRAM(ctx context.Context, query string) (reply.Reply, error) {
-	return commands.VRAM(ctx, query, commands.VRAMDeps{})
+func (realCommands) VRAM(ctx context.Context, text string) (reply.Reply, error) {
+	a, err := vram.Estimate(ctx, text, vram.Deps{})
+	return a.Reply, err
 }
 
-func (realCommands) OOM(ctx context.Context, text string) (reply.Reply, bool) {
-	r := commands.OOM(ctx, text, nil)
-	res, _ := r.Result.(commands.OOMResult)
-	return r, res.Detected
+func (realCommands) OOM(ctx context.Context, text string) (reply.Reply, OOMFacts) {
+	a := oom.Diagnose(ctx, text, nil)
+	return a.Reply, OOMFacts{Detected: a.Result.Detected, Format: a.Result.Format}
 }
 
 type corpusEntry struct {

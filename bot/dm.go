@@ -26,13 +26,13 @@ func (s *Server) handleDM(ctx context.Context, ev innerEvent) {
 	}
 	full := s.gatherText(ctx, ev, text)
 	var r reply.Reply
-	oom := false
+	var oom OOMFacts
 	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, oom = s.dmAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
 		s.log.Warn("direct message not answered in time", "err", err)
-		r, oom = errorReply(tooSlowText), false
+		r, oom = errorReply(tooSlowText), OOMFacts{}
 	}
-	if oom {
-		s.answerOOM(ctx, ev, r)
+	if oom.Detected {
+		s.answerOOM(ctx, ev, r, oom)
 		return
 	}
 	r.Ephemeral = false
@@ -44,10 +44,10 @@ var greetings = map[string]bool{"help": true, "hi": true, "hello": true, "hey": 
 
 // dmAnswer computes the answer to a direct message: text is the message
 // without mentions, full the text with attached snippets.
-func (s *Server) dmAnswer(ctx context.Context, text, full string) (reply.Reply, bool) {
+func (s *Server) dmAnswer(ctx context.Context, text, full string) (reply.Reply, OOMFacts) {
 	if strings.TrimSpace(full) != "" {
-		if r, detected := s.deps.Commands.OOM(ctx, full); detected {
-			return r, true
+		if r, facts := s.deps.Commands.OOM(ctx, full); facts.Detected {
+			return r, facts
 		}
 	}
 	q := text
@@ -57,10 +57,10 @@ func (s *Server) dmAnswer(ctx context.Context, text, full string) (reply.Reply, 
 	if q == "" || greetings[strings.ToLower(strings.Trim(q, "!. "))] {
 		r := usageReply("")
 		r.Ephemeral = false
-		return r, false
+		return r, OOMFacts{}
 	}
 	if runeLen(q) > maxQueryRunes {
-		return errorReply("That message is long for a question and holds no out-of-memory error I know. Ask in a few words, or paste the whole error."), false
+		return errorReply("That message is long for a question and holds no out-of-memory error I know. Ask in a few words, or paste the whole error."), OOMFacts{}
 	}
-	return s.vramReply(ctx, q, false), false
+	return s.vramReply(ctx, q, false), OOMFacts{}
 }

@@ -188,7 +188,7 @@ func TestOOMPasteGetsOneThreadedReply(t *testing.T) {
 		t.Errorf("reactions: %+v", r)
 	}
 	seen := ts.ooms.all()
-	if len(seen) != 1 || seen[0].Channel != "C1" || seen[0].ThreadTS != "1700000100.000200" || seen[0].Permalink == "" || seen[0].Result == nil {
+	if len(seen) != 1 || seen[0].Channel != "C1" || seen[0].ThreadTS != "1700000100.000200" || seen[0].Permalink == "" || !seen[0].Facts.Detected {
 		t.Errorf("recorded %+v", seen)
 	}
 	metrics := scrape(t, ts)

@@ -15,7 +15,9 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
-	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/command/oom"
+	"github.com/vrambot/vrambot/command/prices"
+	"github.com/vrambot/vrambot/command/vram"
 	"github.com/vrambot/vrambot/digest"
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/internal/golden"
@@ -25,8 +27,8 @@ import (
 	"github.com/vrambot/vrambot/store"
 )
 
-// The Block Kit goldens are the real commands' output (commands.VRAM,
-// commands.OOM, commands.Prices, the digest, the errors users see) run
+// The Block Kit goldens are the real commands' output (vram.Estimate,
+// oom.Diagnose, prices.List, the digest, the errors users see) run
 // through the renderer, so a change in any layer shows in review. Prices
 // come from a fixed book: the real one's ages move with the calendar.
 
@@ -55,11 +57,11 @@ func (goldenSource) Fetch(context.Context) (pricing.Fetched, error) {
 	return pricing.Fetched{Offers: offers}, nil
 }
 
-// goldenPastes are OOM pastes from commands/testdata/pastes (their
+// goldenPastes are OOM pastes from command/oom/testdata/pastes (their
 // SOURCES.md says where each comes from) and one PyTorch message.
 func goldenPaste(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "commands", "testdata", "pastes", name+".txt"))
+	b, err := os.ReadFile(filepath.Join("..", "command", "oom", "testdata", "pastes", name+".txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,27 +86,27 @@ type goldenReply struct {
 func goldenReplies(t *testing.T) []goldenReply {
 	t.Helper()
 	ctx := context.Background()
-	vram := func(q string) reply.Reply {
+	vramReply := func(q string) reply.Reply {
 		t.Helper()
-		r, err := commands.VRAM(ctx, q, commands.VRAMDeps{Offers: goldenOffers})
+		a, err := vram.Estimate(ctx, q, vram.Deps{Offers: goldenOffers})
 		if err != nil {
-			t.Fatalf("VRAM(%q): %v", q, err)
+			t.Fatalf("Estimate(%q): %v", q, err)
 		}
-		return r
+		return a.Reply
 	}
 	vramErr := func(q string) reply.Reply {
 		t.Helper()
-		_, err := commands.VRAM(ctx, q, commands.VRAMDeps{})
+		_, err := vram.Estimate(ctx, q, vram.Deps{})
 		if err == nil {
 			t.Fatalf("VRAM(%q) did not fail", q)
 		}
 		return errorReply(errs.UserMessage(err))
 	}
-	oom := func(text string) reply.Reply { return commands.OOM(ctx, text, goldenOffers) }
+	oomReply := func(text string) reply.Reply { return oom.Diagnose(ctx, text, goldenOffers).Reply }
 	book := pricing.NewBook(store.NewMemory(), []pricing.Source{goldenSource{}}, goldenSource{},
 		pricing.WithClock(func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }),
 		pricing.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	prices, err := commands.Prices(ctx, book, commands.PricesQuery{MinMemoryBytes: 40 << 30})
+	listing, err := prices.List(ctx, book, prices.Query{MinMemoryBytes: 40 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,17 +123,17 @@ func goldenReplies(t *testing.T) []goldenReply {
 		t.Fatal("the story digest has no thread replies")
 	}
 	return []goldenReply{
-		{"vram-lora-4090-does-not-fit", vram("llama-3.1-8b lora 4090"), true},
-		{"vram-qlora-4090", vram("llama-3.1-8b qlora 4090"), true},
-		{"vram-lora-a100-fits", vram("7b lora a100"), true},
-		{"vram-full-70b-scale-out", vram("llama-3-70b full 4x a100"), true},
-		{"vram-question", vram("can I finetune llama 3 8b on a 4090?"), true},
-		{"vram-vllm-users-h100", vram("how many concurrent users can llama-3.1-8b serve on h100 at 8k context"), true},
-		{"vram-vllm-does-not-start", vram("llama-3.1-70b engine=vllm l40s"), true},
-		{"oom-pytorch-backward", oom(pytorchBackward), false},
-		{"oom-zero2-names-its-model", oom(goldenPaste(t, "zero2")), false},
-		{"oom-vllm-startup", oom(goldenPaste(t, "vllm-startup")), false},
-		{"prices-40gib", prices, false},
+		{"vram-lora-4090-does-not-fit", vramReply("llama-3.1-8b lora 4090"), true},
+		{"vram-qlora-4090", vramReply("llama-3.1-8b qlora 4090"), true},
+		{"vram-lora-a100-fits", vramReply("7b lora a100"), true},
+		{"vram-full-70b-scale-out", vramReply("llama-3-70b full 4x a100"), true},
+		{"vram-question", vramReply("can I finetune llama 3 8b on a 4090?"), true},
+		{"vram-vllm-users-h100", vramReply("how many concurrent users can llama-3.1-8b serve on h100 at 8k context"), true},
+		{"vram-vllm-does-not-start", vramReply("llama-3.1-70b engine=vllm l40s"), true},
+		{"oom-pytorch-backward", oomReply(pytorchBackward), false},
+		{"oom-zero2-names-its-model", oomReply(goldenPaste(t, "zero2")), false},
+		{"oom-vllm-startup", oomReply(goldenPaste(t, "vllm-startup")), false},
+		{"prices-40gib", listing.Reply, false},
 		{"digest-story", d.Reply(), false},
 		{"digest-story-thread", threads[0], false},
 		{"error-unknown-model", vramErr("lama-3-8b lora 4090"), false},
@@ -270,10 +272,11 @@ func (f fixedOptions) ModelOptions(context.Context, string, int) []ModelOption {
 
 // BenchmarkRenderLead renders a /vram answer's lead and details.
 func BenchmarkRenderLead(b *testing.B) {
-	r, err := commands.VRAM(context.Background(), "llama-3-70b full 4x a100", commands.VRAMDeps{Offers: goldenOffers})
+	a, err := vram.Estimate(context.Background(), "llama-3-70b full 4x a100", vram.Deps{Offers: goldenOffers})
 	if err != nil {
 		b.Fatal(err)
 	}
+	r := a.Reply
 	for b.Loop() {
 		render(r, renderOptions{surface: surfaceResponse, detailsKey: "k"})
 		render(*r.Details, renderOptions{surface: surfaceDetails})

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -180,14 +179,14 @@ func (s *Server) slashDeferred(cmd slashCommand, query, ack string) (commandResp
 // slashOOM diagnoses a paste given as /oom's text, privately.
 func (s *Server) slashOOM(ctx context.Context, cmd slashCommand, text string) (commandResponse, string) {
 	var r reply.Reply
-	detected := false
-	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, detected = s.deps.Commands.OOM(cctx, text) }); err != nil {
+	var facts OOMFacts
+	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, facts = s.deps.Commands.OOM(cctx, text) }); err != nil {
 		return s.responseFor(ctx, errorReply(tooSlowText)), outcomeInline
 	}
-	if !detected {
+	if !facts.Detected {
 		return s.responseFor(ctx, notOOMReply()), outcomeInline
 	}
-	s.metrics.oom(oomFormat(r.Result))
+	s.metrics.oom(facts.Format)
 	r.Ephemeral = true
 	return s.responseFor(ctx, r), outcomeInline
 }
@@ -373,14 +372,14 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 			return
 		}
 		var r reply.Reply
-		detected := false
-		if err := s.computeAnswer(ctx, func(cctx context.Context) { r, detected = s.deps.Commands.OOM(cctx, text) }); err != nil {
+		var facts OOMFacts
+		if err := s.computeAnswer(ctx, func(cctx context.Context) { r, facts = s.deps.Commands.OOM(cctx, text) }); err != nil {
 			s.metrics.answerFailed(kindEvent, reasonTimeout)
 			s.log.Warn("message not read in time", "channel", ev.Channel, "event_id", env.EventID, "err", err)
 			return
 		}
-		if detected {
-			s.answerOOM(ctx, ev, r)
+		if facts.Detected {
+			s.answerOOM(ctx, ev, r, facts)
 		}
 	case eventAppMention:
 		s.handleMention(ctx, ev)
@@ -412,13 +411,13 @@ func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 		full = s.gatherText(ctx, ev, text) // an OOM may come as an attached snippet
 	}
 	var r reply.Reply
-	oom := false
+	var oom OOMFacts
 	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, oom = s.mentionAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
 		s.log.Warn("mention not answered in time", "channel", ev.Channel, "err", err)
-		r, oom = errorReply(tooSlowText), false
+		r, oom = errorReply(tooSlowText), OOMFacts{}
 	}
-	if oom {
-		s.answerOOM(ctx, ev, r)
+	if oom.Detected {
+		s.answerOOM(ctx, ev, r, oom)
 		return
 	}
 	r.Ephemeral = false
@@ -427,26 +426,26 @@ func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 
 // mentionAnswer computes the answer to a mention: text is the message
 // without mentions, full the text with attached snippets ("" for vram).
-func (s *Server) mentionAnswer(ctx context.Context, text, full string) (r reply.Reply, oom bool) {
+func (s *Server) mentionAnswer(ctx context.Context, text, full string) (reply.Reply, OOMFacts) {
 	if word, rest, _ := strings.Cut(text, " "); strings.EqualFold(word, "vram") {
 		rest = strings.TrimSpace(rest)
 		if rest == "" || strings.EqualFold(rest, "help") {
-			return usageReply("@vrambot vram"), false
+			return usageReply("@vrambot vram"), OOMFacts{}
 		}
-		return s.vramReply(ctx, rest, false), false
+		return s.vramReply(ctx, rest, false), OOMFacts{}
 	}
 	if strings.TrimSpace(full) != "" {
-		if r, detected := s.deps.Commands.OOM(ctx, full); detected {
-			return r, true
+		if r, facts := s.deps.Commands.OOM(ctx, full); facts.Detected {
+			return r, facts
 		}
 	}
-	return mentionHelpReply(), false
+	return mentionHelpReply(), OOMFacts{}
 }
 
 // answerOOM reacts to the paste, answers in its thread and records the OOM
 // for the digest (also when the answer could not be posted: the OOM happened).
-func (s *Server) answerOOM(ctx context.Context, ev innerEvent, r reply.Reply) {
-	s.metrics.oom(oomFormat(r.Result))
+func (s *Server) answerOOM(ctx context.Context, ev innerEvent, r reply.Reply, facts OOMFacts) {
+	s.metrics.oom(facts.Format)
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Retry.Deadline)
 	if err := s.api.AddReactionContext(rctx, "eyes", slack.ItemRef{Channel: ev.Channel, Timestamp: ev.TS}); err != nil {
 		s.metrics.apiError("reactions.add")
@@ -460,17 +459,17 @@ func (s *Server) answerOOM(ctx context.Context, ev innerEvent, r reply.Reply) {
 	thread := threadOf(ev)
 	r.Ephemeral = false
 	s.post(ctx, kindEvent, ev.Channel, thread, r)
-	s.recordOOM(ctx, ev, thread, r)
+	s.recordOOM(ctx, ev, thread, facts)
 }
 
 // recordOOM hands an answered OOM to the digest's event log.
-func (s *Server) recordOOM(ctx context.Context, ev innerEvent, thread string, r reply.Reply) {
+func (s *Server) recordOOM(ctx context.Context, ev innerEvent, thread string, facts OOMFacts) {
 	if s.deps.RecordOOM == nil {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.Retry.Deadline)
 	defer cancel()
-	seen := OOMSeen{Channel: ev.Channel, ThreadTS: thread, At: time.Now().UTC(), Result: r.Result}
+	seen := OOMSeen{Channel: ev.Channel, ThreadTS: thread, At: time.Now().UTC(), Facts: facts}
 	if link, err := s.api.GetPermalinkContext(rctx, &slack.PermalinkParameters{Channel: ev.Channel, Ts: ev.TS}); err == nil {
 		seen.Permalink = link
 	} else {
@@ -561,25 +560,6 @@ func threadOf(ev innerEvent) string {
 var slackUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 
 func slackUnescape(s string) string { return slackUnescaper.Replace(s) }
-
-// oomFormat reads the "format" of an OOM result through its JSON contract
-// (DESIGN.md §3.3), so bot does not depend on the commands package.
-func oomFormat(result any) string {
-	if result == nil {
-		return ""
-	}
-	raw, err := json.Marshal(result)
-	if err != nil {
-		return ""
-	}
-	var v struct {
-		Format string `json:"format"`
-	}
-	if json.Unmarshal(raw, &v) != nil {
-		return ""
-	}
-	return v.Format
-}
 
 func usageReply(command string) reply.Reply {
 	if command == "" || isOOMCommand(command) {

@@ -79,17 +79,18 @@ func responses(fs *slacktest.Server, name string) []slacktest.Call {
 	return out
 }
 
-func (c *fakeCommands) OOM(_ context.Context, text string) (reply.Reply, bool) {
+func (c *fakeCommands) OOM(_ context.Context, text string) (reply.Reply, OOMFacts) {
 	if !strings.Contains(text, "CUDA out of memory") {
-		return reply.Reply{Kind: "oom", Result: map[string]any{"detected": false}}, false
+		return reply.Reply{Kind: "oom"}, OOMFacts{}
 	}
+	facts := OOMFacts{Detected: true, Format: "pytorch-new"}
 	c.mu.Lock()
 	f := c.oomReply
 	c.mu.Unlock()
 	if f != nil {
-		return f(), true
+		return f(), facts
 	}
-	return oomFixture(), true
+	return oomFixture(), facts
 }
 
 // testServer is a Server behind a loopback HTTP server, wired to a fake Slack.

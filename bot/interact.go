@@ -419,17 +419,17 @@ func fieldOf(in interaction, err error) string {
 func (s *Server) submitOOMForm(ctx context.Context, in interaction, st formState) (string, any) {
 	text := in.formValue(formPaste)
 	var r reply.Reply
-	detected := false
-	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, detected = s.deps.Commands.OOM(cctx, text) }); err != nil {
+	var facts OOMFacts
+	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, facts = s.deps.Commands.OOM(cctx, text) }); err != nil {
 		return outcomeUnavailable, slack.NewErrorsViewSubmissionResponse(map[string]string{formPaste: tooSlowText})
 	}
-	if !detected {
+	if !facts.Detected {
 		return outcomeInline, slack.NewErrorsViewSubmissionResponse(map[string]string{formPaste: "No out-of-memory error found in this text: paste the whole error, from the traceback to its last line."})
 	}
 	if err := s.claimOnce(ctx, dedupeKey(viewKeyPrefix, in.User.ID, in.View.ID, in.View.Hash, text)); errors.Is(err, errDuplicate) {
 		return outcomeDuplicate, nil
 	}
-	s.metrics.oom(oomFormat(r.Result))
+	s.metrics.oom(facts.Format)
 	r.Ephemeral = true
 	if !s.goWork(workItem{kind: kindInteraction, channel: st.Channel, ref: "form"}, func(ctx context.Context) { s.deliverForm(ctx, in, st, r) }) {
 		return outcomeUnavailable, slack.NewErrorsViewSubmissionResponse(map[string]string{formPaste: restartingText})

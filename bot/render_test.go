@@ -61,7 +61,6 @@ func oomFixture() reply.Reply {
 				Code: []reply.Code{{Lang: "python", Text: "args = TrainingArguments(per_device_train_batch_size=4, gradient_accumulation_steps=8)\nif loss < best and x > 0 and y & mask:\n    pass"}}},
 		},
 		Context: []string{"Parsed format: pytorch-new. Raw text is never stored."},
-		Result:  map[string]any{"detected": true, "format": "pytorch-new"},
 	}
 }
 

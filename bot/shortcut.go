@@ -54,12 +54,12 @@ func (s *Server) diagnoseMessage(ctx context.Context, in interaction) string {
 func (s *Server) diagnose(ctx context.Context, in interaction, ev innerEvent) {
 	text := s.gatherText(ctx, ev, slackUnescape(ev.Text))
 	var r reply.Reply
-	detected := false
-	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, detected = s.deps.Commands.OOM(cctx, text) }); err != nil {
+	var facts OOMFacts
+	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, facts = s.deps.Commands.OOM(cctx, text) }); err != nil {
 		s.respond(ctx, kindInteraction, in.ResponseURL, ephemeralText(tooSlowText))
 		return
 	}
-	if !detected {
+	if !facts.Detected {
 		s.respond(ctx, kindInteraction, in.ResponseURL, s.responseFor(ctx, notOOMReply()))
 		return
 	}
@@ -72,7 +72,7 @@ func (s *Server) diagnose(ctx context.Context, in interaction, ev innerEvent) {
 		s.respond(ctx, kindInteraction, in.ResponseURL, ephemeralText(diagnoseUnsureText))
 		return
 	}
-	s.metrics.oom(oomFormat(r.Result))
+	s.metrics.oom(facts.Format)
 	r.Ephemeral = false
 	thread := threadOf(ev)
 	pctx, cancel := s.postContext(ctx)
@@ -86,7 +86,7 @@ func (s *Server) diagnose(ctx context.Context, in interaction, ev innerEvent) {
 		r.Ephemeral = true
 		s.respond(ctx, kindInteraction, in.ResponseURL, s.responseFor(ctx, r))
 	}
-	s.recordOOM(ctx, ev, thread, r)
+	s.recordOOM(ctx, ev, thread, facts)
 }
 
 // diagnosedKey marks a message as diagnosed (by the shortcut or because

@@ -35,13 +35,12 @@ func (d Digest) AllClear() bool {
 
 // Reply is the digest's main Slack message: headline and key numbers, the
 // suggestions, and a footer on data freshness and gaps. Details go in
-// ThreadReplies, the chart with this message. Result carries d for --json.
+// ThreadReplies, the chart with this message; --json prints d itself.
 func (d Digest) Reply() reply.Reply {
 	loc := d.Window.End.Location()
 	r := reply.Reply{
-		Kind:   ReplyKind,
-		Title:  fmt.Sprintf("GPU memory digest: %s → %s", d.Window.Start.In(loc).Format("Mon 2 Jan 15:04"), d.Window.End.Format("Mon 2 Jan 15:04 MST")),
-		Result: d,
+		Kind:  ReplyKind,
+		Title: fmt.Sprintf("GPU memory digest: %s → %s", d.Window.Start.In(loc).Format("Mon 2 Jan 15:04"), d.Window.End.Format("Mon 2 Jan 15:04 MST")),
 	}
 	r.Summary = d.headline()
 	if d.DataQuality.Prometheus == StatusOK && d.GPUsSeen > 0 && !d.AllClear() {

@@ -1,6 +1,7 @@
 // Package reply is the transport-neutral answer model: commands, digest and
 // the OOM diagnosis build a Reply; bot/ renders it as Block Kit and the CLI
-// as plain text (Text) or JSON (Reply.Result).
+// as plain text (Text); each command's structured result, which --json
+// prints, travels beside its Reply (command/vram.Answer, command/oom.Answer).
 //
 // A reply is read in two parts. The lead (everything but Details) is what a
 // channel sees: the verdict, a one-line picture of the memory, the few
@@ -11,7 +12,7 @@ package reply
 
 // Reply is one answer, independent of where it is shown. Text fields hold
 // plain text in which `code` spans are allowed; renderers add emphasis and
-// escaping. Result is the structured value printed by --json.
+// escaping.
 type Reply struct {
 	Kind    string `json:"kind"`    // "vram", "oom", "prices", "digest", "help", "error"
 	Title   string `json:"title"`   // one line, no markup
@@ -29,7 +30,6 @@ type Reply struct {
 	// fix and offer, every assumption), shown in the thread or below.
 	Details   *Reply `json:"details,omitempty"`
 	Ephemeral bool   `json:"ephemeral,omitempty"`
-	Result    any    `json:"-"`
 }
 
 // Band is how a workload sits on its GPU.

@@ -89,6 +89,9 @@ type Config struct {
 	Store   Store
 	Poster  Poster
 	Sources Sources
+	// Posted, when set, is told of each digest whose main message was
+	// posted (the App Home keeps its headline), with the message's ts.
+	Posted func(ctx context.Context, d digest.Digest, channel, ts string)
 
 	Logger *slog.Logger     // nil: slog.Default()
 	Now    func() time.Time // nil: time.Now
@@ -417,6 +420,9 @@ func (s *Scheduler) Post(ctx context.Context, d digest.Digest) (string, error) {
 		if ts, err = s.cfg.Poster.PostReply(ctx, ch, "", main); err != nil {
 			return "", fmt.Errorf("post digest to %s: %w", ch, err)
 		}
+	}
+	if s.cfg.Posted != nil {
+		s.cfg.Posted(ctx, d, ch, ts)
 	}
 	if ts == "" {
 		s.log.Warn("digest posted, but Slack did not say the message's ts in time: the details were not threaded", "channel", ch)

@@ -25,9 +25,10 @@ type fakePoster struct {
 	mu        sync.Mutex
 	n         int
 	posts     []fakePost
-	failing   bool // every post fails while set
-	fileFails bool // PostReplyWithFile fails
-	noShareTS bool // PostReplyWithFile posts but returns no ts
+	digests   []digest.Digest // told by the Posted hook
+	failing   bool            // every post fails while set
+	fileFails bool            // PostReplyWithFile fails
+	noShareTS bool            // PostReplyWithFile posts but returns no ts
 }
 
 type fakePost struct {
@@ -78,13 +79,20 @@ func (p *fakePoster) all() []fakePost {
 // length and end.
 func (p *fakePoster) mainPosts() map[string]int {
 	out := map[string]int{}
-	for _, post := range p.all() {
-		if post.threadTS == "" {
-			d := post.r.Result.(digest.Digest)
-			out[d.Window.Duration+" "+d.Window.End.UTC().Format(time.RFC3339)]++
-		}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, d := range p.digests {
+		out[d.Window.Duration+" "+d.Window.End.UTC().Format(time.RFC3339)]++
 	}
 	return out
+}
+
+// posted is the scheduler's Posted hook: the digests whose main message
+// went out.
+func (p *fakePoster) posted(_ context.Context, d digest.Digest, _, _ string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.digests = append(p.digests, d)
 }
 
 func (p *fakePoster) set(f func(p *fakePoster)) {
@@ -99,10 +107,14 @@ func fixedNow(t time.Time) func() time.Time { return func() time.Time { return t
 
 func newTestScheduler(t *testing.T, st Store, p Poster, now func() time.Time, spec, weekly string) *Scheduler {
 	t.Helper()
-	s, err := New(Config{
+	cfg := Config{
 		Spec: spec, WeeklySpec: weekly, Channel: "C0DIGEST", Store: st, Poster: p, Now: now,
 		Sources: Sources{Events: digest.NewEventLog(store.NewMemory())}, Logger: quiet,
-	})
+	}
+	if fp, ok := p.(*fakePoster); ok {
+		cfg.Posted = fp.posted
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,11 +206,10 @@ func TestReplicasOnSharedCron(t *testing.T) {
 			t.Errorf("digest %s posted %d times", key, n)
 		}
 	}
-	for _, p := range poster.all() {
-		if p.threadTS != "" {
-			continue
-		}
-		if end := p.r.Result.(digest.Digest).Window.End; end.Nanosecond() != 0 {
+	poster.mu.Lock()
+	defer poster.mu.Unlock()
+	for _, d := range poster.digests {
+		if end := d.Window.End; end.Nanosecond() != 0 {
 			t.Errorf("period %s is not a scheduled time", end.Format(time.RFC3339Nano))
 		}
 	}
