@@ -19,11 +19,11 @@ type canonQuery struct {
 	sharding string // fsdp, ddp
 	count    int    // GPU count written before the GPU ("2x 4090"); 0: none
 	gpu      string // a catalog alias or a budget ("24gb")
-	kv       []Setting
+	kv       []KeyValue
 }
 
-// Setting is one key=value of a query, as the grammar writes it.
-type Setting struct{ Key, Value string }
+// KeyValue is one key=value of a query, as the grammar writes it.
+type KeyValue struct{ Key, Value string }
 
 // canonical writes p back as a canonQuery.
 func (p *parsedQuery) canonical() canonQuery {
@@ -65,7 +65,7 @@ func (p *parsedQuery) canonical() canonQuery {
 		if !ok {
 			continue
 		}
-		c.kv = append(c.kv, Setting{k, canonicalValue(k, v)})
+		c.kv = append(c.kv, KeyValue{k, canonicalValue(k, v)})
 	}
 	return c
 }
@@ -73,17 +73,32 @@ func (p *parsedQuery) canonical() canonQuery {
 // canonicalValue is a setting's value in its canonical spelling where the
 // key has a vocabulary, else as typed (lower case).
 func canonicalValue(key, v string) string {
-	for _, e := range keyEnums() {
-		if e.key == key {
-			if c, err := e.enum.parse(key, v); err == nil {
-				if key == "gc" && c == "full" {
-					return "on" // as people write it
-				}
-				return c
-			}
-		}
+	if c, ok := CanonicalValue(key, v); ok {
+		return c
 	}
 	return strings.ToLower(v)
+}
+
+// CanonicalValue is v in the canonical spelling of key's vocabulary
+// ("bfloat16" → "bf16", gc's "true" → "on"); ok is false for a key
+// without one or a value outside it.
+func CanonicalValue(key, v string) (string, bool) {
+	s, ok := settingByKey[key]
+	if !ok {
+		return "", false
+	}
+	e, ok := s.Value.(enum)
+	if !ok {
+		return "", false
+	}
+	c, err := e.parse(key, v)
+	if err != nil {
+		return "", false
+	}
+	if key == "gc" && c == "full" {
+		return "on", true // as people write it
+	}
+	return c, true
 }
 
 // String is the query text.
@@ -125,12 +140,12 @@ func (c canonQuery) with(key, value string) canonQuery {
 		return out
 	case "gpu":
 		out.gpu, out.count = value, 0
-		out.kv = slices.DeleteFunc(out.kv, func(s Setting) bool { return s.Key == "gpus" })
+		out.kv = slices.DeleteFunc(out.kv, func(s KeyValue) bool { return s.Key == "gpus" })
 		return out
 	case "gpus":
 		if n, err := strconv.Atoi(value); err == nil && out.gpu != "" {
 			out.count = n
-			out.kv = slices.DeleteFunc(out.kv, func(s Setting) bool { return s.Key == "gpus" })
+			out.kv = slices.DeleteFunc(out.kv, func(s KeyValue) bool { return s.Key == "gpus" })
 			return out
 		}
 	}
@@ -140,8 +155,8 @@ func (c canonQuery) with(key, value string) canonQuery {
 			return out
 		}
 	}
-	out.kv = append(out.kv, Setting{key, value})
-	slices.SortStableFunc(out.kv, func(a, b Setting) int {
+	out.kv = append(out.kv, KeyValue{key, value})
+	slices.SortStableFunc(out.kv, func(a, b KeyValue) int {
 		return slices.Index(queryKeys, a.Key) - slices.Index(queryKeys, b.Key)
 	})
 	return out
@@ -166,7 +181,7 @@ func sameReading(text, reading string) bool {
 type Words struct {
 	Model, Method, GPU string
 	Count              int
-	Settings           []Setting
+	Settings           []KeyValue
 }
 
 // Text is the query the words make, in the grammar's own order; ok is

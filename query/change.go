@@ -2,7 +2,6 @@ package query
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vrambot/vrambot/advisor/fix"
@@ -15,77 +14,17 @@ import (
 // gpus=4"). This file writes a workload back as the grammar's settings
 // and applies a change to the query as it was read.
 
-// fixSettings are the query settings each fix of the catalogue changes,
-// so that its button can run the query again with it (the values come
-// from the plan's final workload).
-var fixSettings = map[string][]string{
-	fix.GradCheckpointing: {"gc"}, fix.FlashAttention: {"attn"}, fix.MixedPrecision: {"precision"},
-	fix.HalfPrecision: {"precision"}, fix.Int8Weights: {"precision"}, fix.GradAccum: {"bs", "ga"},
-	fix.SmallerBatch: {"bs"}, fix.LoRA: {"method"}, fix.QLoRA: {"method"}, fix.Optim8bit: {"optim"},
-	fix.Zero2: {"zero", "gpus"}, fix.Zero3: {"zero", "gpus"}, fix.ZeroOffload: {"offload", "zero"},
-	fix.ParamOffload: {"offload", "zero"}, fix.TensorParallel: {"tp", "gpus"}, fix.MaxModelLen: {"seq"},
-	fix.FP8KVCache: {"kv"}, fix.ChunkedLoss: {"loss"}, fix.OptimizerInBackward: {"optim-in-bwd"},
-	fix.ActivationOffload: {"act-offload"}, fix.NF4Weights: {"precision"},
-}
-
-// SettingOf is w's value of a query setting, as the grammar writes it.
+// SettingOf is w's value of a query setting, as the grammar writes it
+// (the table's Of), or "".
 func SettingOf(w memory.Workload, key string) string {
-	switch key {
-	case "method":
-		return string(w.Method)
-	case "precision":
-		return string(w.Precision)
-	case "optim":
-		return string(w.Optimizer)
-	case "bs":
-		return strconv.Itoa(w.Batch)
-	case "seq":
-		return strconv.Itoa(w.SeqLen)
-	case "gc":
-		switch {
-		case w.Checkpointing == memory.CheckpointSelective || w.Checkpointing == memory.CheckpointOffloaded:
-			return string(w.Checkpointing)
-		case w.GradCheckpointing:
-			return "on"
-		}
-		return "off"
-	case "attn":
-		return string(w.Attention)
-	case "kv":
-		return w.KVCacheDtype
-	case "engine":
-		return w.Engine
-	case "zero":
-		return strconv.Itoa(w.ZeroStage)
-	case "offload":
-		return string(w.Offload)
-	case "gpus":
-		return strconv.Itoa(max(1, w.GPUs))
-	case "tp":
-		return strconv.Itoa(max(1, w.TP))
-	case "pp":
-		return strconv.Itoa(max(1, w.PP))
-	case "loss":
-		if w.ChunkedLoss || w.Loss == memory.LossChunked {
-			return "chunked"
-		}
-		return "standard"
-	case "optim-in-bwd":
-		return onOff(w.OptimizerInBackward)
-	case "act-offload":
-		return onOff(w.ActivationOffload)
-	case "ga":
-		return strconv.Itoa(max(1, w.GradAccumSteps))
-	case "rank":
-		return strconv.Itoa(w.LoRARank)
-	case "targets":
-		return w.LoRATargets
+	if s, ok := settingByKey[key]; ok && s.Of != nil {
+		return s.Of(w)
 	}
 	return ""
 }
 
 // Change is a set of query settings, as a button applies them.
-type Change []Setting
+type Change []KeyValue
 
 // Label is the change as a button says it: "Apply gc=on", "Try qlora",
 // "Try tp=4 gpus=4".
@@ -112,7 +51,7 @@ func (c Change) applied(base canonQuery) canonQuery {
 	q := base
 	for _, s := range c {
 		if s.Key == "method" {
-			q.kv = slices.DeleteFunc(slices.Clone(q.kv), func(s Setting) bool { return s.Key == "precision" })
+			q.kv = slices.DeleteFunc(slices.Clone(q.kv), func(s KeyValue) bool { return s.Key == "precision" })
 		}
 		q = q.with(s.Key, s.Value)
 	}
@@ -123,14 +62,11 @@ func (c Change) applied(base canonQuery) canonQuery {
 // workload after the plan; nil when the grammar cannot say it (a fix in
 // the user's code, a bigger GPU).
 func FixChange(f fix.Fix, base, final memory.Workload) Change {
-	keys, ok := fixSettings[f.ID]
-	if !ok {
-		return nil
-	}
+	keys := FixSettings(f.ID)
 	var c Change
 	for _, k := range keys {
 		if v := SettingOf(final, k); v != "" && v != SettingOf(base, k) {
-			c = append(c, Setting{k, v})
+			c = append(c, KeyValue{k, v})
 		}
 	}
 	return c
@@ -142,7 +78,7 @@ func WorkloadChange(base, after memory.Workload, keys ...string) Change {
 	var c Change
 	for _, k := range keys {
 		if v := SettingOf(after, k); v != "" && v != SettingOf(base, k) {
-			c = append(c, Setting{k, v})
+			c = append(c, KeyValue{k, v})
 		}
 	}
 	return c
@@ -227,24 +163,4 @@ func (q Query) ReadingLine(text string) string {
 		line += " (left out: " + strings.Join(q.Ignored, ", ") + ")"
 	}
 	return line
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-// CanonicalValue is v in the canonical spelling of key's vocabulary
-// ("bfloat16" → "bf16"); ok is false for a key without one or a value
-// outside it.
-func CanonicalValue(key, v string) (string, bool) {
-	for _, e := range keyEnums() {
-		if e.key == key {
-			c, err := e.enum.parse(key, v)
-			return c, err == nil
-		}
-	}
-	return "", false
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -45,7 +44,7 @@ func looksLikeModel(tok string) bool {
 		return false // only separators ("_._"): no name in it
 	}
 	head := strings.ToLower(parts[0])
-	if _, alias := keyAliases[head]; alias || slices.Contains(queryKeys, head) {
+	if canonicalKey(head) != "" {
 		return false
 	}
 	if _, ok := models.SizeInName(ref); ok {
@@ -68,8 +67,8 @@ func looksLikeModel(tok string) bool {
 // settings ("mxfp4", "llama.cpp", "adamw-8bit"): those are never models.
 func settingValue(s string) bool {
 	norm := strings.ReplaceAll(strings.ToLower(s), "_", "-")
-	for _, e := range []queryEnum{precisionEnum, optimEnum, offloadEnum, targetsEnum, attnEnum, kvEnum, engineEnum, frameworkEnum} {
-		if _, ok := e.values[norm]; ok {
+	for _, e := range []enum{precisionEnum, optimEnum, offloadEnum, targetsEnum, attnEnum, kvEnum, engineEnum, frameworkEnum} {
+		if e.has(norm) {
 			return true
 		}
 	}
@@ -293,17 +292,11 @@ func isVocabularyWord(w string) bool {
 	if fillerWords[l] || questionWords[l] || canonicalKey(l) != "" {
 		return true
 	}
-	for _, b := range bareValues {
-		if slices.Contains(b.values, norm) {
-			return true
-		}
+	if _, ok := bareSetting(norm); ok {
+		return true
 	}
-	for _, k := range keyedEnums {
-		if _, ok := k.e.values[norm]; ok {
-			return true
-		}
-	}
-	return false
+	_, _, keyed := keyedSetting(norm)
+	return keyed
 }
 
 // modelValue reads model=NAME (and vLLM's --model NAME): a catalog name,

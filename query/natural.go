@@ -143,96 +143,113 @@ func indexFold(list []string, s string) int {
 // questionTokens rewrites a question's tokens by their keywords and
 // reports whether it asks how many requests a deployment serves.
 func questionTokens(tokens []string) (out []string, serving bool) {
-	lower := make([]string, len(tokens))
-	for i, t := range tokens {
-		lower[i] = strings.ToLower(t)
+	q := &question{tokenizer: newTokenizer(tokens)}
+	for q.i = 0; q.i < len(q.words); q.i++ {
+		if q.phrase() {
+			continue
+		}
+		q.negated = false
+		if !slices.ContainsFunc(questionRules, func(rule func(*question) bool) bool { return rule(q) }) {
+			q.out = append(q.out, q.words[q.i])
+		}
 	}
-	at := func(i int) string {
-		if i < len(lower) {
-			return lower[i]
-		}
-		return ""
-	}
-	negated := false
-	for i := 0; i < len(tokens); i++ {
-		l := lower[i]
-		switch {
-		case l == "without" || l == "no" || l == "w/o":
-			negated = true
-			continue
-		case (l == "gradient" || l == "activation") && at(i+1) == "checkpointing":
-			i++
-			fallthrough
-		case l == "checkpointing":
-			out = append(out, "gc="+map[bool]string{true: "off", false: "on"}[negated])
-			negated = false
-			continue
-		case (l == "8-bit" || l == "8bit") && (at(i+1) == "adam" || at(i+1) == "adamw" || at(i+1) == "optimizer"):
-			out = append(out, "optim=adamw-8bit")
-			i++
-			continue
-		case l == "paged" && (at(i+1) == "adam" || at(i+1) == "adamw" || at(i+1) == "optimizer"):
-			out = append(out, "optim=paged-adamw-8bit")
-			i++
-			continue
-		case l == "half" && at(i+1) == "precision":
-			out = append(out, "precision=fp16")
-			i++
-			continue
-		case l == "4-bit" || l == "8-bit" || l == "4bit" || l == "8bit":
-			out = append(out, "precision="+strings.ReplaceAll(l, "-", ""))
-			continue
-		case l == "fp8":
-			out = append(out, "precision=fp8") // weights; an fp8 KV cache says "kv cache"
-			continue
-		case strings.HasPrefix(l, "zero") && len(l) <= 6 && zeroStage(l) != "":
-			out = append(out, "zero="+zeroStage(l))
-			continue
-		case (l == "flash" || l == "flash-attention" || l == "flashattention" || l == "eager") && (at(i+1) == "attention" || at(i+1) == "attn"):
-			out = append(out, "attn="+strings.TrimSuffix(strings.TrimSuffix(l, "-attention"), "attention"))
-			i++
-			continue
-		case l == "flash-attention" || l == "flashattention" || l == "flash-attn":
-			out = append(out, "attn=flash")
-			continue
-		case l == "deepspeed":
-			out = append(out, "framework=deepspeed")
-			continue
-		case l == "scratch" || l == "fully" || l == "full-parameter":
-			out = append(out, "full") // "train from scratch", "finetune fully"
-			continue
-		case servingWords[l]:
-			serving = true
-			continue
-		}
-		negated = false
-		// "two 4090s", "8 h100s", "dual 3090", "two rtx 3090".
-		if n, ok := gpuCountWord(l); ok && i+1 < len(tokens) {
-			if gpu, words, ok := gpuWords(tokens[i+1:]); ok {
-				out = append(out, strconv.Itoa(n)+"x", gpu)
-				i += words
-				continue
-			}
-		}
-		if gpu, ok := gpuWord(tokens[i]); ok && gpu != tokens[i] {
-			out = append(out, gpu) // "4090s"
-			continue
-		}
-		if questionWords[l] {
-			continue
-		}
-		// A context length left alone: "at 8k".
-		if strings.HasSuffix(l, "k") && allDigits(strings.TrimSuffix(l, "k")) {
-			out = append(out, "seq="+l)
-			continue
-		}
-		out = append(out, tokens[i])
-	}
-	return out, serving
+	return q.out, q.serving
 }
 
-// zeroStage reads "zero3", "zero-2" as a ZeRO stage ("" otherwise).
-func zeroStage(l string) string {
+// question is a question's tokens being read by their keywords: a
+// tokenizer, whether "without" came before, whether it asks about serving.
+type question struct {
+	*tokenizer
+	negated, serving bool
+}
+
+// phrases are the keyword phrases of a question that become one setting
+// ("with gradient checkpointing" → gc=on, "8-bit adam" → optim=adamw-8bit);
+// each takes the words it reads.
+func (q *question) phrase() bool {
+	l, next := q.lower[q.i], q.at(1)
+	switch {
+	case l == "without" || l == "no" || l == "w/o":
+		q.negated = true
+		return true
+	case (l == "gradient" || l == "activation") && next == "checkpointing":
+		q.i++
+		fallthrough
+	case l == "checkpointing":
+		q.out = append(q.out, "gc="+map[bool]string{true: "off", false: "on"}[q.negated])
+		q.negated = false
+		return true
+	case (l == "8-bit" || l == "8bit") && adamWords[next]:
+		return q.emit("optim=adamw-8bit", 1)
+	case l == "paged" && adamWords[next]:
+		return q.emit("optim=paged-adamw-8bit", 1)
+	case l == "half" && next == "precision":
+		return q.emit("precision=fp16", 1)
+	case l == "4-bit" || l == "8-bit" || l == "4bit" || l == "8bit":
+		return q.emit("precision="+strings.ReplaceAll(l, "-", ""), 0)
+	case l == "fp8":
+		return q.emit("precision=fp8", 0) // weights; an fp8 KV cache says "kv cache"
+	case strings.HasPrefix(l, "zero") && len(l) <= 6 && zeroWord(l) != "":
+		return q.emit("zero="+zeroWord(l), 0)
+	case (l == "flash" || l == "flash-attention" || l == "flashattention" || l == "eager") && (next == "attention" || next == "attn"):
+		return q.emit("attn="+strings.TrimSuffix(strings.TrimSuffix(l, "-attention"), "attention"), 1)
+	case l == "flash-attention" || l == "flashattention" || l == "flash-attn":
+		return q.emit("attn=flash", 0)
+	case l == "deepspeed":
+		return q.emit("framework=deepspeed", 0)
+	case l == "scratch" || l == "fully" || l == "full-parameter":
+		return q.emit("full", 0) // "train from scratch", "finetune fully"
+	case servingWords[l]:
+		q.serving = true
+		return true
+	}
+	return false
+}
+
+// adamWords name the optimizer after "8-bit" or "paged".
+var adamWords = map[string]bool{"adam": true, "adamw": true, "optimizer": true}
+
+// questionRules read the other words of a question, in order: the first
+// that applies emits its tokens (or drops the word); a word none takes is
+// kept.
+var questionRules = []func(*question) bool{(*question).gpuCount, (*question).pluralGPU, (*question).questionWord, (*question).bareContext}
+
+// gpuCount reads "two 4090s", "8 h100s", "dual 3090", "two rtx 3090".
+func (q *question) gpuCount() bool {
+	n, ok := gpuCountWord(q.lower[q.i])
+	if !ok || q.i+1 >= len(q.words) {
+		return false
+	}
+	gpu, words, ok := gpuWords(q.words[q.i+1:])
+	if !ok {
+		return false
+	}
+	q.out = append(q.out, strconv.Itoa(n)+"x", gpu)
+	q.i += words
+	return true
+}
+
+// pluralGPU reads "4090s" as a GPU.
+func (q *question) pluralGPU() bool {
+	if gpu, ok := gpuWord(q.words[q.i]); ok && gpu != q.words[q.i] {
+		return q.emit(gpu, 0)
+	}
+	return false
+}
+
+// questionWord drops a word that only makes the query a sentence.
+func (q *question) questionWord() bool { return questionWords[q.lower[q.i]] }
+
+// bareContext reads a context length left alone: "at 8k".
+func (q *question) bareContext() bool {
+	if l := q.lower[q.i]; strings.HasSuffix(l, "k") && allDigits(strings.TrimSuffix(l, "k")) {
+		return q.emit("seq="+l, 0)
+	}
+	return false
+}
+
+// zeroWord reads "zero3", "zero-2" as a ZeRO stage ("" otherwise).
+func zeroWord(l string) string {
 	s := strings.TrimPrefix(strings.TrimPrefix(l, "zero"), "-")
 	if len(s) == 1 && s[0] >= '0' && s[0] <= '3' {
 		return s

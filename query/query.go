@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
@@ -506,10 +505,8 @@ func (p *parsedQuery) token(tok string) error {
 		p.sharding, p.shardingTok = sh, tok
 		return nil
 	}
-	for _, b := range bareValues {
-		if slices.Contains(b.values, norm) {
-			return p.keyValue(tok, b.key, tok)
-		}
+	if s, ok := bareSetting(norm); ok {
+		return p.keyValue(tok, s.Key, tok)
 	}
 	if chip, ok := catalog.AppleChip(tok); ok {
 		return appleChipErr(tok, chip)
@@ -533,40 +530,6 @@ func (p *parsedQuery) token(tok string) error {
 var shardingWords = map[string]memory.Sharding{
 	"fsdp": memory.ShardingFSDP, "fsdp2": memory.ShardingFSDP, "fsdp1": memory.ShardingFSDP, "fully-shard": memory.ShardingFSDP,
 	"ddp": memory.ShardingDDP, "data-parallel": memory.ShardingDDP,
-}
-
-// bareValues are the values that are unambiguous without their key:
-// "7b lora bf16 a100" means precision=bf16.
-var bareValues = []struct {
-	key    string
-	values []string
-}{
-	{"precision", append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "int4", "awq", "gptq", "mxfp4", "nvfp4", "4bit", "8bit"}, ggufBareNames()...)}, // not fp8: precision or kv
-	{"optim", []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"}},
-	{"attn", []string{"flash", "sdpa", "eager"}},
-	{"engine", []string{"vllm", "sglang", "tgi", "llama.cpp", "ollama"}},
-}
-
-// keyedEnums are the closed vocabularies whose values need their key; a
-// bare value gets "did you mean 'kv=fp8'?".
-var keyedEnums = []struct {
-	key string
-	e   queryEnum
-}{
-	// Only on/off: a bare "1" or "no" is not obviously about checkpointing.
-	{"gc", queryEnum{values: map[string]string{"on": "on", "off": "off", "selective": "selective"}}},
-	{"loss", queryEnum{values: map[string]string{"chunked": "chunked"}}},
-	{"kv", kvEnum}, {"offload", offloadEnum}, {"targets", targetsEnum}, {"framework", frameworkEnum},
-}
-
-// ggufBareNames are the GGUF types as a bare word may spell them (q4_k_m,
-// q4-k-m).
-func ggufBareNames() []string {
-	var out []string
-	for _, t := range arch.GGUFTypes() {
-		out = append(out, t, strings.ReplaceAll(t, "_", "-"))
-	}
-	return out
 }
 
 type countedGPU struct {
@@ -609,10 +572,8 @@ func NearName(tok, sug string) bool {
 // as a model name.
 func nearOtherWord(tok string) error {
 	l := strings.ToLower(tok)
-	for _, k := range keyedEnums {
-		if c, ok := k.e.values[strings.ReplaceAll(l, "_", "-")]; ok {
-			return &Error{Token: tok, Reason: fmt.Sprintf("'%s' needs its setting name", ShowToken(tok)), Suggestion: k.key + "=" + c}
-		}
+	if _, sug, ok := keyedSetting(normWord(l)); ok {
+		return &Error{Token: tok, Reason: fmt.Sprintf("'%s' needs its setting name", ShowToken(tok)), Suggestion: sug}
 	}
 	methodSug, methodD := suggest.Closest(l, methodCanon)
 	if methodSug != "" && nearWord(l, methodD) {

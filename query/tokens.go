@@ -33,36 +33,6 @@ var vendorWords = map[string]bool{
 	"apple": true, "instinct": true, "radeon": true,
 }
 
-// wordKeys are settings written as words ("batch size 8", "8k context
-// length", "lora rank 16"), longest first: each maps to its key.
-var wordKeys = []struct {
-	words []string
-	key   string
-}{
-	{[]string{"max", "sequence", "length"}, "seq"}, {[]string{"max", "seq", "length"}, "seq"},
-	{[]string{"max", "seq", "len"}, "seq"}, {[]string{"max", "model", "len"}, "seq"},
-	{[]string{"max", "model", "length"}, "seq"}, {[]string{"micro", "batch", "size"}, "bs"},
-	{[]string{"gpu", "memory", "utilization"}, "gpu-util"}, {[]string{"context", "window", "size"}, "seq"},
-	{[]string{"batch", "size"}, "bs"}, {[]string{"micro", "batch"}, "bs"}, {[]string{"batch", "of"}, "bs"},
-	{[]string{"seq", "len"}, "seq"}, {[]string{"seq", "length"}, "seq"}, {[]string{"sequence", "length"}, "seq"},
-	{[]string{"sequence", "len"}, "seq"}, {[]string{"context", "length"}, "seq"}, {[]string{"context", "len"}, "seq"},
-	{[]string{"context", "window"}, "seq"}, {[]string{"max", "context"}, "seq"}, {[]string{"lora", "rank"}, "rank"},
-	{[]string{"kv", "cache"}, "kv"}, {[]string{"tensor", "parallel"}, "tp"}, {[]string{"pipeline", "parallel"}, "pp"},
-	{[]string{"zero", "stage"}, "zero"}, {[]string{"deepspeed", "zero"}, "zero"}, {[]string{"concurrent", "users"}, "users"},
-	{[]string{"concurrent", "requests"}, "users"}, {[]string{"simultaneous", "users"}, "users"},
-	{[]string{"parallel", "requests"}, "users"}, {[]string{"job", "size"}, "tokens"},
-}
-
-// countedKeys are the keys a number may come before ("8k context", "16
-// users", "8 gpus", "2B tokens"): the word (or the start of a wordKeys
-// entry) → key.
-var countedKeys = map[string]string{
-	"context": "seq", "ctx": "seq", "token": "seq", "tokens": "seq",
-	"users": "users", "user": "users", "requests": "users", "sessions": "users", "sequences": "users",
-	"concurrent": "users", "simultaneous": "users", "parallel": "users",
-	"gpus": "gpus", "gpu": "gpus", "cards": "gpus", "devices": "gpus",
-}
-
 // Job sizes are quoted in billions of tokens; a token count this large
 // before "tokens" is the job (tokens=), a smaller one a context (seq=).
 const minJobTokensWord = 100_000_000
@@ -134,110 +104,13 @@ func cleanWord(f string) string {
 // the joins described at the top of this file, fillers and vendor words
 // dropped, and a leading "vram" (as in "@vrambot vram 7b lora") removed.
 func tokenizeQuery(q string) []string {
-	words := queryWords(q)
-	lower := make([]string, len(words))
-	for i, w := range words {
-		lower[i] = strings.ToLower(w)
+	t := newTokenizer(queryWords(q))
+	for t.i = 0; t.i < len(t.words); t.i++ {
+		if !slices.ContainsFunc(tokenRules, func(rule func(*tokenizer) bool) bool { return rule(t) }) {
+			t.out = append(t.out, t.words[t.i])
+		}
 	}
-	var out []string
-	for i := 0; i < len(words); i++ {
-		w, l := words[i], lower[i]
-		at := func(k int) string {
-			if i+k < len(words) {
-				return lower[i+k]
-			}
-			return ""
-		}
-		raw := func(k int) string {
-			if i+k < len(words) {
-				return words[i+k]
-			}
-			return ""
-		}
-		switch {
-		case strings.HasPrefix(w, "-") && !strings.Contains(w, "=") && len(strings.TrimLeft(w, "-")) > 0 && i+1 < len(words) && isFlagValue(words[i+1]):
-			// An engine flag as written on its command line: "--max-model-len 8192".
-			out = append(out, w+"="+raw(1))
-			i++
-			continue
-		case w == "=" && len(out) > 0 && i+1 < len(words):
-			out[len(out)-1] += "=" + raw(1)
-			i++
-			continue
-		case strings.HasSuffix(w, "=") && i+1 < len(words):
-			out = append(out, w+raw(1))
-			i++
-			continue
-		case strings.HasPrefix(w, "=") && len(out) > 0 && !strings.Contains(out[len(out)-1], "="):
-			out[len(out)-1] += w
-			continue
-		}
-		// "fine tune" and "fine-tuning" are one word; "LoRA-tune" is LoRA.
-		if l == "fine" && strings.HasPrefix(at(1), "tun") {
-			out = append(out, "finetune")
-			i++
-			continue
-		}
-		if m, rest, ok := strings.Cut(l, "-"); ok && methodNames[m] != "" && looseMethodWords[rest] != "" {
-			out = append(out, m)
-			continue
-		}
-		// "seq: 8192" and "seq:8192" (but not an Ollama tag such as qwen3:8b).
-		if k, v, ok := strings.Cut(w, ":"); ok && isSettingWord(k) {
-			if v == "" && i+1 < len(words) {
-				v = raw(1)
-				i++
-			}
-			if v != "" {
-				out = append(out, k+"="+v)
-				continue
-			}
-		}
-		// "batch size 8", "lora rank 16", "seq 8192", "gc on".
-		if key, n, ok := settingWordsAt(lower, i); ok && i+n < len(words) && plausibleValue(key, words[i+n]) && !onBeforeHardware(lower, i+n) {
-			out = append(out, key+"="+words[i+n])
-			i += n
-			continue
-		}
-		// "24 GB".
-		if numberRE.MatchString(l) && memoryUnits[at(1)] {
-			out = append(out, l+at(1))
-			i++
-			continue
-		}
-		// "4 x a100", "4 × a100".
-		if allDigits(l) && (at(1) == "x" || at(1) == "×") && i+2 < len(words) {
-			out = append(out, l+"x")
-			i++
-			continue
-		}
-		// "8k context", "16 concurrent users", "8 gpus", "2B tokens".
-		if numberRE.MatchString(l) {
-			if key, n, ok := countedKeyAt(lower, i+1); ok {
-				if v, ok := countedValue(key, l); ok {
-					out = append(out, v)
-					i += n
-					continue
-				}
-			}
-		}
-		// "fp8 kv cache".
-		if _, ok := kvEnum.values[strings.ReplaceAll(l, "_", "-")]; ok && at(1) == "kv" {
-			out = append(out, "kv="+l)
-			i++
-			if at(1) == "cache" {
-				i++
-			}
-			continue
-		}
-		if fillerWords[l] {
-			continue
-		}
-		if vendorWords[l] && i+1 < len(words) {
-			continue
-		}
-		out = append(out, w)
-	}
+	out := t.out
 	if len(out) > 0 {
 		if l := strings.ToLower(out[0]); l == "vram" || l == "/vram" {
 			out = out[1:]
@@ -246,42 +119,183 @@ func tokenizeQuery(q string) []string {
 	return out
 }
 
+// tokenizer is a query's words being turned into tokens: words as typed,
+// lower their lower case, i the word at hand, out the tokens so far.
+type tokenizer struct {
+	words, lower, out []string
+	i                 int
+}
+
+func newTokenizer(words []string) *tokenizer {
+	lower := make([]string, len(words))
+	for i, w := range words {
+		lower[i] = strings.ToLower(w)
+	}
+	return &tokenizer{words: words, lower: lower}
+}
+
+// at is the lower-case word k after the one at hand ("" past the end);
+// raw the word as typed.
+func (t *tokenizer) at(k int) string {
+	if t.i+k < len(t.words) {
+		return t.lower[t.i+k]
+	}
+	return ""
+}
+
+func (t *tokenizer) raw(k int) string {
+	if t.i+k < len(t.words) {
+		return t.words[t.i+k]
+	}
+	return ""
+}
+
+// emit adds a token for the word at hand and the n after it.
+func (t *tokenizer) emit(tok string, n int) bool {
+	t.out = append(t.out, tok)
+	t.i += n
+	return true
+}
+
+// tokenRules rewrite the word at hand, in order: the first that applies
+// emits its token (or drops the word) and reports true; a word no rule
+// takes is a token as it is.
+var tokenRules = []func(*tokenizer) bool{
+	(*tokenizer).engineFlag, (*tokenizer).detachedEquals, (*tokenizer).fineTune, (*tokenizer).methodCompound,
+	(*tokenizer).colonSetting, (*tokenizer).spacedSetting, (*tokenizer).spacedMemory, (*tokenizer).spacedCount,
+	(*tokenizer).countedNumber, (*tokenizer).kvCacheDtype, (*tokenizer).filler,
+}
+
+// engineFlag joins an engine flag as written on its command line:
+// "--max-model-len 8192".
+func (t *tokenizer) engineFlag() bool {
+	w := t.words[t.i]
+	if strings.HasPrefix(w, "-") && !strings.Contains(w, "=") && len(strings.TrimLeft(w, "-")) > 0 && t.i+1 < len(t.words) && isFlagValue(t.words[t.i+1]) {
+		return t.emit(w+"="+t.raw(1), 1)
+	}
+	return false
+}
+
+// detachedEquals joins "seq = 8192", "seq= 8192" and "seq =8192".
+func (t *tokenizer) detachedEquals() bool {
+	w := t.words[t.i]
+	switch {
+	case w == "=" && len(t.out) > 0 && t.i+1 < len(t.words):
+		t.out[len(t.out)-1] += "=" + t.raw(1)
+		t.i++
+		return true
+	case strings.HasSuffix(w, "=") && t.i+1 < len(t.words):
+		return t.emit(w+t.raw(1), 1)
+	case strings.HasPrefix(w, "=") && len(t.out) > 0 && !strings.Contains(t.out[len(t.out)-1], "="):
+		t.out[len(t.out)-1] += w
+		return true
+	}
+	return false
+}
+
+// fineTune reads "fine tune" and "fine tuning" as one word.
+func (t *tokenizer) fineTune() bool {
+	if t.lower[t.i] == "fine" && strings.HasPrefix(t.at(1), "tun") {
+		return t.emit("finetune", 1)
+	}
+	return false
+}
+
+// methodCompound reads "LoRA-tune" as LoRA.
+func (t *tokenizer) methodCompound() bool {
+	if m, rest, ok := strings.Cut(t.lower[t.i], "-"); ok && methodNames[m] != "" && looseMethodWords[rest] != "" {
+		return t.emit(m, 0)
+	}
+	return false
+}
+
+// colonSetting reads "seq: 8192" and "seq:8192" (but not an Ollama tag
+// such as qwen3:8b).
+func (t *tokenizer) colonSetting() bool {
+	k, v, ok := strings.Cut(t.words[t.i], ":")
+	if !ok || !isSettingWord(k) {
+		return false
+	}
+	n := 0
+	if v == "" && t.i+1 < len(t.words) {
+		v, n = t.raw(1), 1
+	}
+	if v == "" {
+		return false
+	}
+	return t.emit(k+"="+v, n)
+}
+
+// spacedSetting reads "batch size 8", "lora rank 16", "seq 8192", "gc on".
+func (t *tokenizer) spacedSetting() bool {
+	key, n, ok := settingWordsAt(t.lower, t.i)
+	if !ok || t.i+n >= len(t.words) || !plausibleValue(key, t.words[t.i+n]) || onBeforeHardware(t.lower, t.i+n) {
+		return false
+	}
+	return t.emit(key+"="+t.words[t.i+n], n)
+}
+
+// spacedMemory reads "24 GB".
+func (t *tokenizer) spacedMemory() bool {
+	if l := t.lower[t.i]; numberRE.MatchString(l) && memoryUnits[t.at(1)] {
+		return t.emit(l+t.at(1), 1)
+	}
+	return false
+}
+
+// spacedCount reads "4 x a100", "4 × a100".
+func (t *tokenizer) spacedCount() bool {
+	if l := t.lower[t.i]; allDigits(l) && (t.at(1) == "x" || t.at(1) == "×") && t.i+2 < len(t.words) {
+		return t.emit(l+"x", 1)
+	}
+	return false
+}
+
+// countedNumber reads "8k context", "16 concurrent users", "8 gpus", "2B
+// tokens".
+func (t *tokenizer) countedNumber() bool {
+	l := t.lower[t.i]
+	if !numberRE.MatchString(l) {
+		return false
+	}
+	key, n, ok := countedKeyAt(t.lower, t.i+1)
+	if !ok {
+		return false
+	}
+	v, ok := countedValue(key, l)
+	if !ok {
+		return false
+	}
+	return t.emit(v, n)
+}
+
+// kvCacheDtype reads "fp8 kv cache".
+func (t *tokenizer) kvCacheDtype() bool {
+	l := t.lower[t.i]
+	if !kvEnum.has(l) || t.at(1) != "kv" {
+		return false
+	}
+	n := 1
+	if t.at(2) == "cache" {
+		n = 2
+	}
+	return t.emit("kv="+l, n)
+}
+
+// filler drops a filler word, and a vendor word before a GPU name.
+func (t *tokenizer) filler() bool {
+	l := t.lower[t.i]
+	return fillerWords[l] || vendorWords[l] && t.i+1 < len(t.words)
+}
+
 // isFlagValue reports whether a word can be the value of a preceding
 // "--flag": a number, a fraction or a word, not another flag or a key=value.
 func isFlagValue(s string) bool {
 	return s != "" && !strings.HasPrefix(s, "-") && !strings.Contains(s, "=")
 }
 
-// canonicalKey is the grammar key a typed key names (an alias, a flag
-// with its dashes, a TrainingArguments name), or "".
-func canonicalKey(k string) string {
-	key := strings.TrimLeft(strings.ReplaceAll(strings.ToLower(k), "_", "-"), "-")
-	if a, ok := keyAliases[key]; ok {
-		return a
-	}
-	if slices.Contains(queryKeys, key) {
-		return key
-	}
-	return ""
-}
-
 // isSettingWord reports whether a bare word names a setting.
 func isSettingWord(w string) bool { return canonicalKey(w) != "" }
-
-// spacedKeys are the keys whose value may follow after a space ("bs 4"):
-// every key except those whose word is common in prose ("model", "gpu",
-// "version", "c", "r", "context" alone reads better through countedKeys).
-func spacedKey(key, typed string) bool {
-	switch key {
-	case "", "model", "method", "engine-version":
-		return false
-	}
-	switch strings.ToLower(typed) {
-	case "c", "r", "gpu", "version", "dtype":
-		return false
-	}
-	return true
-}
 
 // settingWordsAt reads a setting's name at words[i]: a wordKeys phrase or
 // one key word. It returns the key and how many words it took.
@@ -291,8 +305,9 @@ func settingWordsAt(words []string, i int) (string, int, bool) {
 			return wk.key, len(wk.words), true
 		}
 	}
-	key := canonicalKey(strings.TrimSuffix(words[i], ":"))
-	if !spacedKey(key, words[i]) {
+	typed := strings.TrimSuffix(words[i], ":")
+	key := canonicalKey(typed)
+	if key == "" || !settingByKey[key].spaced(typed) {
 		return "", 0, false
 	}
 	return key, 1, true
@@ -369,34 +384,14 @@ func countedValue(key, num string) (string, bool) {
 	return "", false
 }
 
-// plausibleValue reports whether v reads as a value of key, so that "seq
-// 8192" joins and "which gpu fits" does not.
+// plausibleValue reports whether v reads as a value of key (its
+// domain's), so that "seq 8192" joins and "which gpu fits" does not.
 func plausibleValue(key, v string) bool {
 	if v == "" || strings.Contains(v, "=") {
 		return false
 	}
-	switch key {
-	case "bs", "gpus", "tp", "pp", "rank", "users", "max-num-seqs", "max-num-batched-tokens", "ga":
-		return allDigits(v)
-	case "zero":
-		return len(v) == 1 && v[0] >= '0' && v[0] <= '3'
-	case "seq":
-		_, err := parseSeqLen(v)
-		return err == nil
-	case "tokens":
-		_, err := parseJobTokens(v)
-		return err == nil
-	case "gpu-util":
-		_, err := parseFraction(key, v)
-		return err == nil
-	}
-	for _, e := range keyEnums() {
-		if e.key == key {
-			_, ok := e.enum.values[strings.ReplaceAll(strings.ToLower(v), "_", "-")]
-			return ok
-		}
-	}
-	return false
+	s, ok := settingByKey[key]
+	return ok && s.Value.plausible(v)
 }
 
 // wordLike reports whether s has a letter: a name, not a number.

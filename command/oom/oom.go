@@ -171,7 +171,7 @@ func estimateQuery(r oom.Report, d oom.Diagnosis) string {
 		if w.GPUs > 1 {
 			q.Count = w.GPUs
 		}
-		q.Settings = []query.Setting{{Key: "bs", Value: strconv.Itoa(max(1, w.Batch))}, {Key: "seq", Value: strconv.Itoa(max(1, w.SeqLen))}}
+		q.Settings = []query.KeyValue{{Key: "bs", Value: strconv.Itoa(max(1, w.Batch))}, {Key: "seq", Value: strconv.Itoa(max(1, w.SeqLen))}}
 	} else if r.ModelHint != nil {
 		q.Model = *r.ModelHint
 		if r.GPUHint != nil {

@@ -163,29 +163,29 @@ func (a servingAnswer) change(c serving.Change) query.Change {
 	from, to := a.result, c.Result
 	var out query.Change
 	if g := to.Deployment.GPU; g.Key != "" && g.Key != from.Deployment.GPU.Key && len(g.Aliases) > 0 {
-		out = append(out, query.Setting{Key: "gpu", Value: g.Aliases[0]})
+		out = append(out, query.KeyValue{Key: "gpu", Value: g.Aliases[0]})
 	}
 	if to.TP != from.TP && to.TP > 0 {
-		out = append(out, query.Setting{Key: "tp", Value: strconv.Itoa(to.TP)}, query.Setting{Key: "gpus", Value: strconv.Itoa(to.TP * max(1, to.PP))})
+		out = append(out, query.KeyValue{Key: "tp", Value: strconv.Itoa(to.TP)}, query.KeyValue{Key: "gpus", Value: strconv.Itoa(to.TP * max(1, to.PP))})
 	}
 	if to.MaxModelLen != from.MaxModelLen && to.MaxModelLen > 0 {
-		out = append(out, query.Setting{Key: "seq", Value: strconv.Itoa(to.MaxModelLen)})
+		out = append(out, query.KeyValue{Key: "seq", Value: strconv.Itoa(to.MaxModelLen)})
 	}
 	if to.KVCacheDtype != from.KVCacheDtype {
 		if kv, ok := query.CanonicalValue("kv", to.KVCacheDtype); ok {
-			out = append(out, query.Setting{Key: "kv", Value: kv})
+			out = append(out, query.KeyValue{Key: "kv", Value: kv})
 		}
 	}
 	if to.MemoryFraction != from.MemoryFraction && to.MemoryFraction > 0 {
-		out = append(out, query.Setting{Key: "gpu-util", Value: strconv.FormatFloat(to.MemoryFraction, 'f', -1, 64)})
+		out = append(out, query.KeyValue{Key: "gpu-util", Value: strconv.FormatFloat(to.MemoryFraction, 'f', -1, 64)})
 	}
 	if q := to.Input.Model.Quant; q != nil && (from.Input.Model.Quant == nil || q.Method != from.Input.Model.Quant.Method) {
 		if p, ok := query.CanonicalValue("precision", q.Method); ok {
-			out = append(out, query.Setting{Key: "precision", Value: p})
+			out = append(out, query.KeyValue{Key: "precision", Value: p})
 		}
 	}
 	if to.MaxNumSeqs != from.MaxNumSeqs && to.MaxNumSeqs > 0 {
-		out = append(out, query.Setting{Key: "max-num-seqs", Value: strconv.Itoa(to.MaxNumSeqs)})
+		out = append(out, query.KeyValue{Key: "max-num-seqs", Value: strconv.Itoa(to.MaxNumSeqs)})
 	}
 	return out
 }
