@@ -183,16 +183,27 @@ func TestRepliesGolden(t *testing.T) {
 	}
 }
 
-// TestBlockCounts reports the blocks of each reply kind as Slack gets it.
+// TestBlockCounts pins how many blocks each reply kind takes as Slack
+// gets it (testdata/block-counts.txt), and holds every message to Slack's
+// block limit and every /vram lead to its own.
 func TestBlockCounts(t *testing.T) {
+	var lines []string
 	for _, g := range goldenReplies(t) {
 		lead := render(g.r, renderOptions{surface: surfaceChannel})
 		line := g.name + ": " + strconv.Itoa(len(lead.blocks)) + " blocks"
-		if g.r.Details != nil {
-			line += ", details " + strconv.Itoa(len(render(*g.r.Details, renderOptions{surface: surfaceDetails}).blocks))
+		if n := len(lead.blocks); n > maxBlocks || g.vramLead && n > maxLeadBlocks {
+			t.Errorf("%s: a lead of %d blocks", g.name, n)
 		}
-		t.Log(line)
+		if g.r.Details != nil {
+			n := len(render(*g.r.Details, renderOptions{surface: surfaceDetails}).blocks)
+			line += ", details " + strconv.Itoa(n)
+			if n > maxBlocks {
+				t.Errorf("%s: details of %d blocks (at most %d)", g.name, n, maxBlocks)
+			}
+		}
+		lines = append(lines, line)
 	}
+	golden.Check(t, "block-counts.txt", []byte(strings.Join(lines, "\n")+"\n"))
 }
 
 // TestViewsGolden pins the forms and the Home tab, within the limits of

@@ -16,6 +16,7 @@ import (
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/internal/redact"
 	"github.com/vrambot/vrambot/internal/safetext"
+	"github.com/vrambot/vrambot/query"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -583,8 +584,14 @@ func usageReply(command string) reply.Reply {
 			}},
 			{Title: "Anywhere", Text: "Mention me in a thread (`@vrambot vram 7b lora a100`), or write to me directly in the Messages tab of my App Home."},
 		},
-		Context:   []string{"Tokens in any order: model, method (full, lora, qlora, freeze, inference), GPU or budget, and key=value options such as bs, seq, precision, optim, gc, zero, gpus."},
+		Context:   []string{"Tokens in any order: model, method (full, lora, qlora, freeze, inference), GPU or budget, and key=value settings: " + strings.Join(query.Keys(), ", ") + "."},
 		Ephemeral: true,
+		Details: &reply.Reply{
+			Kind:     "help",
+			Title:    "The /vram grammar",
+			Sections: []reply.Section{{Title: "Settings", Items: query.HelpLines()}},
+			Context:  []string{"Other spellings work too: TrainingArguments', PEFT's, DeepSpeed's and the serving engines' own names (per_device_train_batch_size=4, --max-model-len 8192)."},
+		},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"github.com/vrambot/vrambot/query"
 )
 
 // Views: the /vram and /oom forms (modals opened with views.open) and the
@@ -47,10 +48,25 @@ const (
 // built from them.
 var vramFormFields = []string{formModel, formMethod, formGPU, formBatch, formSeq, formExtra}
 
-// formMethods are the method menu's options: value, label.
-var formMethods = [][2]string{
-	{"inference", "Inference"}, {"lora", "LoRA fine-tuning"}, {"qlora", "QLoRA (4-bit base)"},
-	{"full", "Full fine-tuning"}, {"freeze", "Freeze (train the head)"},
+// formSettings are the grammar's settings behind the form's fields: their
+// labels, placeholders and options come from the settings table.
+var formSettings = map[string]string{formModel: "model", formMethod: "method", formGPU: "gpu", formBatch: "bs", formSeq: "seq"}
+
+// formField is the field of the grammar's setting behind a form field.
+func formField(id string) query.FormField {
+	s, ok := query.Lookup(formSettings[id])
+	if !ok || s.Form == nil {
+		panic("bot: the form's " + id + " field has no setting with a form field")
+	}
+	return *s.Form
+}
+
+// formText is a text block if s is not empty, else nil.
+func formText(s string) *slack.TextBlockObject {
+	if s == "" {
+		return nil
+	}
+	return plain(s)
 }
 
 func plain(s string) *slack.TextBlockObject {
@@ -61,26 +77,33 @@ func plain(s string) *slack.TextBlockObject {
 // recent Hub lookups), method, GPU, batch, sequence and any other settings.
 func vramForm(st formState) slack.ModalViewRequest {
 	minQuery := 1
-	model := slack.NewOptionsSelectBlockElement(slack.OptTypeExternal, plain("llama-3.1-8b, Qwen/Qwen3-8B, 7b…"), formModel)
+	f := map[string]query.FormField{}
+	for id := range formSettings {
+		f[id] = formField(id)
+	}
+	model := slack.NewOptionsSelectBlockElement(slack.OptTypeExternal, plain(f[formModel].Placeholder), formModel)
 	model.MinQueryLength = &minQuery
 	var methods []*slack.OptionBlockObject
-	for _, m := range formMethods {
-		methods = append(methods, slack.NewOptionBlockObject(m[0], plain(m[1]), nil))
+	for _, m := range f[formMethod].Options {
+		methods = append(methods, slack.NewOptionBlockObject(m.Value, plain(m.Label), nil))
 	}
-	method := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Method"), formMethod, methods...)
+	method := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain(f[formMethod].Placeholder), formMethod, methods...)
 	method.InitialOption = methods[0]
-	gpu := slack.NewPlainTextInputBlockElement(plain("4090, 2x a100, h100 nvl, 24gb…"), formGPU)
-	batch := slack.NewNumberInputBlockElement(plain("1"), formBatch, false)
+	gpu := slack.NewPlainTextInputBlockElement(plain(f[formGPU].Placeholder), formGPU)
+	batch := slack.NewNumberInputBlockElement(plain(f[formBatch].Placeholder), formBatch, false)
 	batch.MinValue = "1"
-	seq := slack.NewPlainTextInputBlockElement(plain("2048, 8k, 32768…"), formSeq)
+	seq := slack.NewPlainTextInputBlockElement(plain(f[formSeq].Placeholder), formSeq)
 	extra := slack.NewPlainTextInputBlockElement(plain("gc=on zero=2 engine=vllm…"), formExtra)
 	optional := func(b *slack.InputBlock) *slack.InputBlock { b.Optional = true; return b }
+	input := func(id string, el slack.BlockElement) *slack.InputBlock {
+		return slack.NewInputBlock(id, plain(f[id].Label), formText(f[id].Hint), el)
+	}
 	blocks := []slack.Block{
-		slack.NewInputBlock(formModel, plain("Model"), plain("A catalog name, a size, or any Hugging Face id"), model),
-		slack.NewInputBlock(formMethod, plain("Method"), nil, method),
-		optional(slack.NewInputBlock(formGPU, plain("GPU or memory budget"), plain("Empty: an A100 80GB"), gpu)),
-		optional(slack.NewInputBlock(formBatch, plain("Batch size per GPU"), nil, batch)),
-		optional(slack.NewInputBlock(formSeq, plain("Sequence length"), nil, seq)),
+		input(formModel, model),
+		input(formMethod, method),
+		optional(input(formGPU, gpu)),
+		optional(input(formBatch, batch)),
+		optional(input(formSeq, seq)),
 		optional(slack.NewInputBlock(formExtra, plain("More settings"), plain("Any of the query's key=value settings (/vram help)"), extra)),
 	}
 	return slack.ModalViewRequest{
@@ -166,14 +189,14 @@ func vramFormQuery(in interaction) (string, map[string]string) {
 		if n, err := strconv.Atoi(b); err != nil || n < 1 {
 			fieldErrs[formBatch] = "A whole number of sequences, 1 or more."
 		} else {
-			parts = append(parts, "bs="+b)
+			parts = append(parts, formSettings[formBatch]+"="+b)
 		}
 	}
 	if q := in.formValue(formSeq); q != "" {
 		if strings.ContainsAny(q, " \t=") {
 			fieldErrs[formSeq] = "One length: 2048, 8k or 32768."
 		} else {
-			parts = append(parts, "seq="+q)
+			parts = append(parts, formSettings[formSeq]+"="+q)
 		}
 	}
 	if e := in.formValue(formExtra); e != "" {

@@ -498,13 +498,6 @@ func (p *parsedQuery) token(tok string) error {
 		}
 	}
 	norm := strings.ReplaceAll(l, "_", "-")
-	if sh, ok := shardingWords[norm]; ok {
-		if p.sharding != "" {
-			return Errorf(tok, "two sharding strategies given: '%s' and '%s'", ShowToken(p.shardingTok), ShowToken(tok))
-		}
-		p.sharding, p.shardingTok = sh, tok
-		return nil
-	}
 	if s, ok := bareSetting(norm); ok {
 		return p.keyValue(tok, s.Key, tok)
 	}
@@ -522,14 +515,6 @@ func (p *parsedQuery) token(tok string) error {
 		return nil
 	}
 	return unknownQueryWord(tok)
-}
-
-// shardingWords are the bare words that name how data-parallel GPUs hold
-// the model states (DESIGN.md §3.2): FSDP full sharding (ZeRO-3
-// equivalent) or plain DistributedDataParallel.
-var shardingWords = map[string]memory.Sharding{
-	"fsdp": memory.ShardingFSDP, "fsdp2": memory.ShardingFSDP, "fsdp1": memory.ShardingFSDP, "fully-shard": memory.ShardingFSDP,
-	"ddp": memory.ShardingDDP, "data-parallel": memory.ShardingDDP,
 }
 
 type countedGPU struct {

@@ -27,6 +27,8 @@ func (p *parsedQuery) keyValue(tok, k, v string) error {
 		return p.modelValue(v)
 	case key == "method" && v != "":
 		return p.token(v)
+	case key == "sharding" && v != "":
+		return p.shardingValue(tok, v)
 	case precisionFlags[key] != "" && v != "":
 		on, err := boolEnum.parse(key, v)
 		if err != nil {
@@ -60,6 +62,19 @@ func (p *parsedQuery) keyValue(tok, k, v string) error {
 		return p.gpuValue(tok, v)
 	}
 	p.kv[key] = v
+	return nil
+}
+
+// shardingValue reads a sharding word (fsdp, ddp) or sharding=WORD.
+func (p *parsedQuery) shardingValue(tok, v string) error {
+	c, err := shardingEnum.parse("sharding", v)
+	if err != nil {
+		return err
+	}
+	if p.sharding != "" {
+		return Errorf(tok, "two sharding strategies given: '%s' and '%s'", ShowToken(p.shardingTok), ShowToken(tok))
+	}
+	p.sharding, p.shardingTok = memory.Sharding(c), tok
 	return nil
 }
 

@@ -37,6 +37,9 @@ type Setting struct {
 	// Keyed are values that, typed alone, ask for their key ("'fp8'
 	// needs its setting name — did you mean 'kv=fp8'?").
 	Bare, Keyed []string
+	// Positional settings are written as words, never key=value, in the
+	// canonical query (the model, the method, the sharding word).
+	Positional bool
 	// Unspaced: no value follows the setting's name after a space, as
 	// it does for "bs 8"; Prose are the spellings common in prose that
 	// take none either ("r", "c", "dtype").
@@ -65,10 +68,15 @@ type Setting struct {
 	fill  func(r *reading)
 }
 
-// FormField is a setting's field in the Slack form.
+// FormField is a setting's field in the Slack form: its label, the
+// placeholder and hint it shows, and for a menu its options.
 type FormField struct {
 	Label, Placeholder, Hint string
+	Options                  []FormOption
 }
+
+// FormOption is one option of a form menu: the query word and its label.
+type FormOption struct{ Value, Label string }
 
 // Scope is what a setting applies to; a setting outside its scope is
 // refused with the reason.
@@ -111,21 +119,30 @@ const (
 // canonical query writes them.
 var Settings = []*Setting{
 	{
-		Key: "model", Unspaced: true, Value: word{"a catalog name, a Hugging Face id (or its URL), a model name, an Ollama tag, or a size (`7b`)"},
+		Key: "model", Positional: true, Unspaced: true, Value: word{"a catalog name (`llama-3.1-8b`, `qwen2.5-14b`, `bert-large`), any Hugging Face id (`Qwen/Qwen3-8B`, also its huggingface.co URL), a model name (`qwen3-coder-30b-a3b-instruct`, `llama 3 8b`, an Ollama tag `qwen3:8b`) or a size (`7b`, `6.7B`, `350m`)"},
 		Default: "none: a query names its model (or gives its config.json)",
-		Help:    "the model; one the catalog lacks is read from its config.json on the Hub", phase: phaseWord,
+		Help:    "the architecture: one the catalog lacks is read from its config.json on the Hub; a size gets a typical architecture scaled to it, and the reply says so", phase: phaseWord,
 		Form: &FormField{Label: "Model", Placeholder: "llama-3.1-8b, Qwen/Qwen3-8B, 7b…", Hint: "A catalog name, a size, or any Hugging Face id"},
 	},
 	{
-		Key: "method", Unspaced: true, Value: word{"`full`, `lora`, `qlora`, `dora`, `freeze`, `inference`"},
-		Default: "inference; `finetune` is LoRA from 1B parameters and full fine-tuning below",
-		Help:    "what is trained: every weight, low-rank adapters (on 4-bit weights: QLoRA), the head only, or nothing",
+		Key: "method", Positional: true, Unspaced: true, Value: word{"`full`, `lora`, `qlora`, `dora`, `freeze`, `inference`"},
+		Default: "inference, stated; `finetune` (`train`, `sft`) is LoRA from 1B parameters and full fine-tuning below; LoRA on 4-bit weights is QLoRA",
+		Help:    "what is trained: every weight, low-rank adapters (on 4-bit base weights: QLoRA; DoRA), the head only, or nothing",
 		phase:   phaseWord, Fixes: []string{fix.LoRA, fix.QLoRA}, Of: func(w memory.Workload) string { return string(w.Method) },
-		Form: &FormField{Label: "Method"},
+		Form: &FormField{Label: "Method", Placeholder: "Method", Options: []FormOption{
+			{"inference", "Inference"}, {"lora", "LoRA fine-tuning"}, {"qlora", "QLoRA (4-bit base)"},
+			{"full", "Full fine-tuning"}, {"freeze", "Freeze (train the head)"},
+		}},
 	},
 	{
-		Key: "gpu", Prose: []string{"gpu"}, Value: word{"a catalog GPU (`a100`, `h100`, `4090`, `mi300x`…) or a budget (`24gb`); a count before it (`8xh100`)"},
-		Default: "A100 80GB", Help: "the card the workload is compared against, per GPU", phase: phaseWord,
+		Key: "sharding", Positional: true, Unspaced: true, Value: shardingEnum, Scope: ScopeTraining, phase: phaseWord,
+		Bare:    shardingEnum.spellings(),
+		Default: "none on one GPU; several GPUs of full fine-tuning shard with FSDP",
+		Help:    "how data-parallel GPUs hold the model states: FSDP full shard (`fsdp zero=2` is SHARD_GRAD_OP) or plain DDP (see `zero=` for DeepSpeed)",
+	},
+	{
+		Key: "gpu", Prose: []string{"gpu"}, Value: word{"`a100` (80GB; `a100-40gb`), `h100`, `h200`, `l4`, `l40s`, `a10g`, `t4`, `v100`, `3090`, `4090`, `a6000`, `mi300x`, … (`vrambot prices` lists them) or a budget like `24gb`; a count before it: `8xh100`, `2x 4090`"},
+		Default: "A100 80GB", Help: "the card the workload is compared against, per GPU (its usable memory, not the marketed one); a Mac is given as its budget", phase: phaseWord,
 		Form: &FormField{Label: "GPU or memory budget", Placeholder: "4090, 2x a100, h100 nvl, 24gb…", Hint: "Empty: an A100 80GB"},
 	},
 	{
@@ -133,7 +150,7 @@ var Settings = []*Setting{
 			"per-device-eval-batch-size", "micro-batch-size", "train-micro-batch-size-per-gpu", "batchsize"},
 		Words:   [][]string{{"micro", "batch", "size"}, {"batch", "size"}, {"micro", "batch"}, {"batch", "of"}},
 		Counted: []string{}, Value: count{maxBatch}, phase: phaseBatch,
-		Default: "1 per GPU (a serving engine batches requests itself)", Help: "micro-batch per GPU: activations and logits scale with it",
+		Default: "1 per GPU (a serving engine batches requests itself)", Help: "micro-batch per GPU: activations and logits scale with it; under a serving engine, sequences served at once",
 		Fixes: []string{fix.GradAccum, fix.SmallerBatch}, Of: func(w memory.Workload) string { return strconv.Itoa(w.Batch) },
 		apply: applyBatch, fill: fillBatch, Form: &FormField{Label: "Batch size per GPU", Placeholder: "1"},
 	},
@@ -147,7 +164,7 @@ var Settings = []*Setting{
 			{"sequence", "len"}, {"context", "length"}, {"context", "len"}, {"context", "window"}, {"max", "context"}},
 		Counted: []string{"context", "ctx", "token", "tokens"}, Value: seqLen{}, phase: phaseContext,
 		Default: "2048 for training (the model's maximum if shorter); a serving engine's own (vLLM/SGLang: the model's context, llama.cpp 4096, Ollama by GPU memory)",
-		Help:    "sequence length (a serving engine's max_model_len): activations, logits and the KV cache scale with it",
+		Help:    "sequence length (a serving engine's `max_model_len`, llama.cpp's `-c`, Ollama's `num_ctx`): activations, logits and the KV cache scale with it",
 		Fixes:   []string{fix.MaxModelLen}, Of: func(w memory.Workload) string { return strconv.Itoa(w.SeqLen) },
 		apply: applySeq, fill: fillSeq, Form: &FormField{Label: "Sequence length", Placeholder: "2048, 8k, 32768…"},
 	},
@@ -155,7 +172,7 @@ var Settings = []*Setting{
 		Key: "precision", Aliases: []string{"dtype", "quantization", "quant"}, Prose: []string{"dtype"}, Value: precisionEnum, phase: phaseWeights,
 		Bare:    append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "int4", "awq", "gptq", "mxfp4", "nvfp4", "4bit", "8bit"}, ggufBareNames()...), // not fp8: precision or kv
 		Default: "LoRA and inference bf16 (fp16 without bf16), full fine-tuning AMP with fp32 master weights, QLoRA NF4; a quantised checkpoint its own format",
-		Help:    "bytes per weight (and for training, of gradients and optimizer states); a checkpoint format (`fp8`, `awq`, `gptq`, `mxfp4`, GGUF types) is the stored weights",
+		Help:    "bytes per weight (for training, of gradients and optimizer states too); a checkpoint format is how the weights are stored",
 		Fixes:   []string{fix.MixedPrecision, fix.HalfPrecision, fix.Int8Weights, fix.NF4Weights}, Of: func(w memory.Workload) string { return string(w.Precision) },
 		apply: applyPrecision, fill: fillPrecision,
 	},
@@ -207,7 +224,7 @@ var Settings = []*Setting{
 	{
 		Key: "rank", Aliases: []string{"r", "lora-rank", "lora-r"}, Words: [][]string{{"lora", "rank"}}, Prose: []string{"r"},
 		Value: count{maxLoRARank}, Scope: ScopeAdapter, phase: phaseAdapter,
-		Default: "the method's usual (16; PEFT's 8 for framework=hf)", Help: "LoRA rank: adapter parameters, their gradients and optimizer states",
+		Default: "the method's usual, stated (16; PEFT's 8 for framework=hf)", Help: "LoRA rank: adapter parameters, their gradients and optimizer states; `rank=` alone implies lora",
 		Of: func(w memory.Workload) string { return strconv.Itoa(w.LoRARank) }, apply: applyRank,
 	},
 	{
@@ -232,18 +249,18 @@ var Settings = []*Setting{
 	},
 	{
 		Key: "tokens", Words: [][]string{{"job", "size"}}, Value: jobTokens{}, phase: phaseJob,
-		Default: "none: no time or cost to finish", Help: "the job's size in tokens, for the hours and dollars to finish on each offer",
+		Default: "none: no time or cost to finish", Help: "the job's size in tokens, for the hours and dollars to finish on each offer (6 × parameters FLOPs a token for training)",
 		apply: func(r *reading, v value) error { r.w().Tokens = v.n; return nil },
 	},
 	{
 		Key: "engine", Value: engineEnum, phase: phaseEngine, Bare: []string{"vllm", "sglang", "tgi", "llama.cpp", "ollama"},
 		Default: "Hugging Face transformers; vLLM when a serving setting is given",
-		Help:    "the serving engine: its own start-up arithmetic (weights, activation peak, KV blocks) and defaults",
+		Help:    "the serving engine: its own start-up arithmetic (weights, activation peak, KV blocks, what it logs) and defaults; inference on N GPUs is tp=N for vLLM, SGLang and TGI",
 		Of:      func(w memory.Workload) string { return w.Engine }, apply: applyEngine, fill: fillEngine,
 	},
 	{
 		Key: "framework", Aliases: []string{"fw"}, Value: frameworkEnum, phase: phaseStack, Keyed: frameworkEnum.spellings(),
-		Default: "none: the snippets are PyTorch and Hugging Face", Help: "the stack: the idiom of the snippets and, for training frameworks, their memory defaults",
+		Default: "none: the snippets are PyTorch and Hugging Face", Help: "the stack: the idiom of the snippets and, for the training frameworks, their memory defaults (checkpointing, loss, precision, LoRA settings: docs/memory-model.md §6.6)",
 		apply: applyFramework,
 	},
 	{
@@ -343,7 +360,7 @@ type wordKey struct {
 func init() {
 	for _, s := range Settings {
 		settingByKey[s.Key] = s
-		if s.Key != "model" && s.Key != "method" {
+		if !s.Positional {
 			queryKeys = append(queryKeys, s.Key)
 		}
 		for _, a := range s.Aliases {
@@ -357,7 +374,7 @@ func init() {
 		unused[k] = true
 	}
 	for _, s := range Settings {
-		if s.Scope != ScopeAny {
+		if s.Scope != ScopeAny && !s.Positional {
 			scopeKeys[s.Scope] = append(scopeKeys[s.Scope], s.Key)
 		}
 		for _, w := range s.Words {

@@ -39,6 +39,8 @@ type Domain interface {
 type enum struct {
 	values map[string]string
 	canon  []string
+	// notes say what a canonical value means, for the grammar table.
+	notes map[string]string
 }
 
 // normWord is a word as vocabularies key it: lower case, _ read as -.
@@ -66,7 +68,16 @@ func (e enum) read(key, raw string) (value, error) {
 
 func (e enum) plausible(raw string) bool { _, ok := e.values[normWord(raw)]; return ok }
 
-func (e enum) Describe() string { return "`" + strings.Join(e.canon, "`, `") + "`" }
+func (e enum) Describe() string {
+	out := make([]string, len(e.canon))
+	for i, c := range e.canon {
+		out[i] = "`" + c + "`"
+		if n := e.notes[c]; n != "" {
+			out[i] += " (" + n + ")"
+		}
+	}
+	return strings.Join(out, ", ")
+}
 
 // has reports whether v is one of the vocabulary's spellings.
 func (e enum) has(v string) bool { _, ok := e.values[normWord(v)]; return ok }
@@ -280,6 +291,11 @@ var (
 			"mxfp4": "mxfp4", "nvfp4": "nvfp4",
 		},
 		canon: []string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "fp8", "int4", "awq", "gptq", "mxfp4", "nvfp4", "q4_k_m", "q8_0"},
+		notes: map[string]string{
+			"bf16": "pure 16-bit, optimizer states too", "mixed-bf16": "AMP with fp32 master weights", "mixed-fp16": "AMP, fp16",
+			"int8": "bitsandbytes 8-bit, W8A8, 8-bit GPTQ", "nf4": "bitsandbytes 4-bit: `bnb`, `4bit`", "fp8": "FP8 checkpoint weights",
+			"int4": "`w4a16`", "q4_k_m": "and every other GGUF type",
+		},
 	}
 	optimEnum = enum{
 		values: map[string]string{
@@ -306,6 +322,7 @@ var (
 			"offloaded": "offloaded", "offload": "offloaded", "unsloth": "offloaded", "cpu": "offloaded",
 		},
 		canon: []string{"on", "off", "selective", "offloaded"},
+		notes: map[string]string{"on": "full", "selective": "torchtitan's per-op policy", "offloaded": "Unsloth's"},
 	}
 	lossEnum = enum{
 		values: map[string]string{
@@ -317,14 +334,17 @@ var (
 	offloadEnum = enum{
 		values: map[string]string{"none": "none", "off": "none", "optimizer": "optimizer", "optim": "optimizer", "cpu": "optimizer", "param": "param", "params": "param", "parameters": "param"},
 		canon:  []string{"none", "optimizer", "param"},
+		notes:  map[string]string{"optimizer": "ZeRO-Offload", "param": "ZeRO-Infinity; under `fsdp` FSDP's CPU offload"},
 	}
 	targetsEnum = enum{
 		values: map[string]string{"qv": "qv", "q,v": "qv", "attn": "attn", "attention": "attn", "qkvo": "attn", "all": "all", "all-linear": "all"},
 		canon:  []string{"qv", "attn", "all"},
+		notes:  map[string]string{"attn": "q, k, v, o", "all": "every linear layer"},
 	}
 	attnEnum = enum{
 		values: map[string]string{"flash": "flash", "sdpa": "flash", "flash2": "flash", "fa2": "flash", "flash-attention-2": "flash", "eager": "eager"},
 		canon:  []string{"flash", "eager"},
+		notes:  map[string]string{"flash": "SDPA, FlashAttention"},
 	}
 	kvEnum = enum{
 		values: map[string]string{"fp16": "fp16", "bf16": "fp16", "auto": "fp16", "fp8": "fp8", "fp8-e4m3": "fp8", "fp8-e5m2": "fp8", "int8": "int8"},
@@ -337,6 +357,16 @@ var (
 			"llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama-server": "llama.cpp", "ollama": "ollama",
 		},
 		canon: []string{"hf", "vllm", "sglang", "tgi", "llama.cpp", "ollama"},
+	}
+	// shardingEnum is how data-parallel GPUs hold the model states
+	// (docs/memory-model.md §6): FSDP full sharding (ZeRO-3 equivalent)
+	// or plain DistributedDataParallel.
+	shardingEnum = enum{
+		values: map[string]string{
+			"fsdp": "fsdp", "fsdp2": "fsdp", "fsdp1": "fsdp", "fully-shard": "fsdp",
+			"ddp": "ddp", "data-parallel": "ddp",
+		},
+		canon: []string{"fsdp", "ddp"},
 	}
 	// frameworkEnum names the stack: its canonical values are the query
 	// words; frameworkStacks maps them to the snippets' stack and the

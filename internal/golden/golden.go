@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,5 +31,33 @@ func Check(t testing.TB, name string, got []byte) {
 	}
 	if string(got) != string(want) {
 		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// Section compares got with the text of file between the lines
+// "<!-- name -->" and "<!-- /name -->" (a generated part of a document,
+// such as the README's grammar table), or rewrites it with -update.
+func Section(t testing.TB, file, name string, got string) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin, end := "<!-- "+name+" -->\n", "<!-- /"+name+" -->"
+	text := string(raw)
+	i := strings.Index(text, begin)
+	j := strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no section %q (lines %q and %q)", file, name, strings.TrimSpace(begin), end)
+	}
+	want := text[i+len(begin) : j]
+	if *update {
+		if err := os.WriteFile(file, []byte(text[:i+len(begin)]+got+text[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got != want {
+		t.Errorf("the %q section of %s differs from what the code generates (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", name, file, got, want)
 	}
 }
