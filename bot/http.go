@@ -22,7 +22,7 @@ import (
 
 // Handler returns the HTTP endpoints: the three Slack request URLs (HTTP
 // mode; refused when no signing secret is configured), health, readiness
-// and metrics (DESIGN.md §3.5).
+// and metrics (docs/contracts.md §5).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /slack/commands", s.signed(kindCommand, s.serveCommand))

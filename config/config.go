@@ -1,5 +1,5 @@
 // Package config reads vrambot's configuration from the environment
-// (DESIGN.md §3.4) into a validated Config. Invalid values fail at start with
+// (docs/contracts.md §4) into a validated Config. Invalid values fail at start with
 // a message naming the variable; secrets never appear in errors.
 package config
 
@@ -14,7 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// Defaults of DESIGN.md §3.4.
+// Defaults of docs/contracts.md §4.
 const (
 	DefaultAddr        = ":3000"
 	DefaultSlackAPIURL = "https://slack.com/api/"

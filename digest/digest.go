@@ -1,7 +1,7 @@
-// Package digest composes the cluster GPU-memory digest (DESIGN.md §7): the
+// Package digest composes the cluster GPU-memory digest (docs/digest.md §6): the
 // facts digest/fleet derives from dcgm-exporter series, the OOMs the bot saw
 // in Slack (EventLog) and GPU-hour prices become a Digest: its JSON is
-// `vrambot digest --json` (DESIGN.md §3.3), Reply and ThreadReplies its
+// `vrambot digest --json` (docs/contracts.md §3), Reply and ThreadReplies its
 // Slack messages, ChartPNG its chart (digest/chart).
 //
 // The sources are small interfaces declared here; digest/prom reads
@@ -85,7 +85,7 @@ const (
 )
 
 // Digest is the composed digest; its JSON is `vrambot digest --json`
-// (DESIGN.md §3.3).
+// (docs/contracts.md §3).
 type Digest struct {
 	Window      WindowInfo    `json:"window"`
 	GPUsSeen    int           `json:"gpus_seen"`
@@ -186,7 +186,7 @@ type ServingIdle struct {
 	PriceSource  string   `json:"price_source,omitempty"`
 }
 
-// Job is one owner's GPUs over the window (DESIGN.md §3.3, turn 2).
+// Job is one owner's GPUs over the window (docs/contracts.md §3, turn 2).
 type Job struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`

@@ -12,7 +12,7 @@ import (
 	"github.com/vrambot/vrambot/internal/safetext"
 )
 
-// Digest windows (DESIGN.md §3.1, §3.4).
+// Digest windows (docs/contracts.md §1, §4).
 const (
 	// DailyWindow is the window of the daily digest and of `vrambot digest`.
 	DailyWindow = 24 * time.Hour

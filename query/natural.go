@@ -12,7 +12,7 @@ import (
 	"github.com/vrambot/vrambot/models"
 )
 
-// Questions (DESIGN.md §3.2: "natural questions are read by keyword
+// Questions (docs/contracts.md §2: "natural questions are read by keyword
 // extraction"): "can I finetune llama 3 8b on a 4090?", "how much vram for
 // llama 3 70b inference?", "how many concurrent users can llama-3.1-8b
 // serve on h100 at 8k context". A query that the grammar refuses and that

@@ -202,7 +202,7 @@ type parsedQuery struct {
 	natural bool
 }
 
-// ParseQuery reads a /vram query (DESIGN.md §3.2): tokens in any order,
+// ParseQuery reads a /vram query (docs/contracts.md §2): tokens in any order,
 // case-insensitive. It fills every missing setting with the default a
 // practitioner would assume and records each as an assumption. Models come
 // from the catalog or a size only: a model the catalog does not hold is a

@@ -48,7 +48,7 @@ func (g GPU) clone() GPU {
 // LookupGPU finds a GPU by key, display name or alias, ignoring case, spaces,
 // dashes and underscores and a leading vendor word: "a100" is the 80GB card,
 // "a100-40gb" the 40GB one, "h100" the SXM card, "v100" the 16GB one. These
-// are the defaults of the /vram grammar (DESIGN.md §3.2); provider and DCGM
+// are the defaults of the /vram grammar (docs/contracts.md §2); provider and DCGM
 // spellings go through NormalizeGPU instead.
 func LookupGPU(s string) (GPU, bool) {
 	k := compact(s)

@@ -117,7 +117,7 @@ params = jax.tree_util.tree_map(shard, params)`),
 }
 
 // defs is the catalogue. Costs say what a fix costs in speed, accuracy or
-// money; snippets are the idiom of each framework (DESIGN.md §5).
+// money; snippets are the idiom of each framework (docs/contracts.md §6).
 var defs = []Def{
 	// ---- level 0: free wins ----
 	{

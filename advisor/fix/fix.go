@@ -1,4 +1,4 @@
-// Package fix is the one fix catalogue (DESIGN.md §2, §5): every staged fix
+// Package fix is the one fix catalogue (docs/style.md C.5, docs/contracts.md §6): every staged fix
 // the bot can propose, with one id, one title, one cost and one snippet per
 // framework, used by the OOM diagnosis (fixes for a cause seen in a paste)
 // and the /vram planner (fixes for a workload that does not fit), so both
@@ -11,10 +11,10 @@
 // a framework is adding data: a Def in defs.go, a row in frameworks.go.
 package fix
 
-// Level is a stage of DESIGN.md §5, easiest first.
+// Level is a stage of docs/contracts.md §6, easiest first.
 type Level int
 
-// The stages of DESIGN.md §5.
+// The stages of docs/contracts.md §6.
 const (
 	LevelFreeWins Level = 0 // inference_mode, .item(), expandable_segments, kill the other process
 	LevelOneLiner Level = 1 // micro-batch + grad accumulation, autocast, checkpointing, SDPA

@@ -5,7 +5,7 @@ type Framework string
 
 // Frameworks a snippet can be written for. Unknown means "plain PyTorch is
 // a safe default". The values are the query grammar's framework= and
-// engine= words (DESIGN.md §3.2).
+// engine= words (docs/contracts.md §2).
 const (
 	FrameworkUnknown   Framework = ""
 	FrameworkPyTorch   Framework = "pytorch"
@@ -19,7 +19,7 @@ const (
 	FrameworkTGI       Framework = "tgi" // Hugging Face text-generation-inference
 	FrameworkLlamaCPP  Framework = "llama.cpp"
 	FrameworkOllama    Framework = "ollama"
-	// Training stacks configured by their own files (DESIGN.md §3.2,
+	// Training stacks configured by their own files (docs/contracts.md §2,
 	// framework=): Unsloth runs the user's Python (FastLanguageModel and
 	// the HF/TRL trainers); axolotl, torchtune and LLaMA-Factory read a
 	// YAML config.

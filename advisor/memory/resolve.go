@@ -251,7 +251,7 @@ func checkpointPrecision(q *arch.Quantization) Precision {
 	return PrecisionBF16
 }
 
-// The accepted enumeration values (DESIGN.md §3.2).
+// The accepted enumeration values (docs/contracts.md §2).
 var (
 	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodDoRA, MethodFreeze, MethodInference}
 	precisions = []Precision{PrecisionFP32, PrecisionFP16, PrecisionBF16, PrecisionMixedBF16, PrecisionMixedFP16, PrecisionInt8, PrecisionNF4}
@@ -423,5 +423,5 @@ func DoRAMagnitudeParams(m catalog.Model, targets string) int64 {
 }
 
 // KnownPrecision reports whether p is a precision the estimator models
-// (the regimes of DESIGN.md §3.2).
+// (the regimes of docs/contracts.md §2).
 func KnownPrecision(p Precision) bool { return slices.Contains(precisions, p) }

@@ -11,7 +11,7 @@ import (
 // Method is how the model's parameters are trained (or not).
 type Method string
 
-// Methods of DESIGN.md §3.2.
+// Methods of docs/contracts.md §2.
 const (
 	MethodFull      Method = "full"
 	MethodLoRA      Method = "lora"
@@ -33,7 +33,7 @@ func (m Method) IsAdapter() bool {
 // Precision is the numeric regime of weights (and, for training, states).
 type Precision string
 
-// Precisions of DESIGN.md §3.2. BF16/FP16 are pure 16-bit (optimizer states
+// Precisions of docs/contracts.md §2. BF16/FP16 are pure 16-bit (optimizer states
 // included); MixedBF16/MixedFP16 are AMP with fp32 master weights.
 const (
 	PrecisionFP32      Precision = "fp32"
@@ -46,7 +46,7 @@ const (
 )
 
 // Precisions that describe how a pre-quantised checkpoint stores its
-// weights (DESIGN.md §3.2, added in turn 2): the quantised layers at the
+// weights (docs/contracts.md §2): the quantised layers at the
 // format's bytes (arch.Scheme), everything else and the compute in 16-bit.
 // GGUF type names (q4_k_m, q8_0, ...) are accepted too.
 const (
@@ -65,10 +65,10 @@ func IsCheckpointPrecision(p Precision) bool {
 	return ok
 }
 
-// Optimizer names of DESIGN.md §3.2.
+// Optimizer names of docs/contracts.md §2.
 type Optimizer string
 
-// Optimizers of DESIGN.md §3.2.
+// Optimizers of docs/contracts.md §2.
 const (
 	OptimizerAdamW          Optimizer = "adamw"
 	OptimizerAdamW8bit      Optimizer = "adamw-8bit"
@@ -100,7 +100,7 @@ const (
 )
 
 // Workload is everything the estimator needs. JSON names are the contract of
-// DESIGN.md §3.3 ("workload"); fields after Assumptions are extra detail.
+// docs/contracts.md §3 ("workload"); fields after Assumptions are extra detail.
 type Workload struct {
 	Model             catalog.Model `json:"-"`
 	ModelName         string        `json:"model"`
@@ -170,7 +170,7 @@ type Workload struct {
 	GradAccumSteps int `json:"grad_accum_steps,omitempty"`
 }
 
-// Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").
+// Breakdown is the per-GPU estimate, in bytes (docs/contracts.md §3 "estimate").
 // PeakAllocated is what torch.cuda.max_memory_allocated() would report;
 // Total is what nvidia-smi would show (peak + allocator reserve + context),
 // and RuntimeOverhead = Total - PeakAllocated. With a serving engine
@@ -192,7 +192,7 @@ type Breakdown struct {
 	TotalBytes           int64 `json:"total_bytes"`
 }
 
-// Fit is the band of DESIGN.md §4: never false precision.
+// Fit is the band of docs/contracts.md §7: never false precision.
 type Fit string
 
 // Fit bands.

@@ -68,7 +68,7 @@ func (b *builder) quantified(id string) (fix.Fix, bool) {
 
 // nextSteps replaces the generic ZeRO fix by the next step from what the
 // paste runs: ZeRO-2, then ZeRO-3, then optimizer offload, then parameter
-// offload (DESIGN.md §5: the least invasive sharding that is new).
+// offload (docs/contracts.md §6: the least invasive sharding that is new).
 func (b *builder) nextSteps(ids []string) []string {
 	w := b.r.Facts.Workload
 	var out []string

@@ -81,7 +81,7 @@ const (
 	maxTensorParallel = gpusPerNode
 )
 
-// trainingCandidates are in DESIGN.md §5 order, easiest first. The plan
+// trainingCandidates are in docs/contracts.md §6 order, easiest first. The plan
 // first walks those that keep the user's hardware and method
 // (keepsHardwareAndMethod: one-liners, checkpointing, a chunked loss,
 // 8-bit states, the optimizer step in backward, a higher ZeRO stage across

@@ -1,5 +1,5 @@
 // Package plan is the staged-fix planner: for a workload that does not fit
-// a GPU it proposes changes, easiest first (DESIGN.md §5), re-estimating the
+// a GPU it proposes changes, easiest first (docs/contracts.md §6), re-estimating the
 // modified workload with the memory estimator after each one, and stops as
 // soon as the workload fits. It is pure: no I/O.
 package plan

@@ -16,7 +16,7 @@ import (
 // Engine is an inference stack.
 type Engine string
 
-// Engines of the /vram grammar (DESIGN.md §3.2, "engine=").
+// Engines of the /vram grammar (docs/contracts.md §2, "engine=").
 const (
 	EngineHF       Engine = "hf" // Hugging Face transformers (generate)
 	EngineVLLM     Engine = "vllm"

@@ -27,7 +27,7 @@ func newFakeHub(t *testing.T) *hubtest.Server {
 
 // TestCLIHubModel: a model only on the Hub, answered through HF_ENDPOINT
 // pointed at a fake Hub, and each Hub failure with its one-line message
-// and exit status (DESIGN.md §3.1: 2 for what the user can fix, 1 for a
+// and exit status (docs/contracts.md §1: 2 for what the user can fix, 1 for a
 // service that did not answer).
 func TestCLIHubModel(t *testing.T) {
 	fake := newFakeHub(t)

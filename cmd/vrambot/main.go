@@ -1,6 +1,6 @@
 // Command vrambot explains GPU out-of-memory errors, estimates GPU memory for
 // a workload and posts cluster-memory digests, from Slack or the command
-// line. See README.md; the CLI contract is DESIGN.md §3.1.
+// line. See README.md; the CLI contract is docs/contracts.md §1.
 package main
 
 import (

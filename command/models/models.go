@@ -12,7 +12,7 @@ import (
 	"github.com/vrambot/vrambot/reply"
 )
 
-// ModelsResult is `vrambot models --json` (DESIGN.md §3.1): the catalog's
+// ModelsResult is `vrambot models --json` (docs/contracts.md §1): the catalog's
 // models, in catalog order.
 type Result struct {
 	Models []Entry `json:"models"`

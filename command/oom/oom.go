@@ -29,7 +29,7 @@ type Answer struct {
 	Result Result
 }
 
-// Result is `vrambot oom --json` (DESIGN.md §3.3): every field of the
+// Result is `vrambot oom --json` (docs/contracts.md §3): every field of the
 // parsed report at the top level, the diagnosis, and (an addition to the
 // contract) the offers that fit when the diagnosis points at a bigger GPU.
 type Result struct {

@@ -77,7 +77,7 @@ func TestOOMPasteGolden(t *testing.T) {
 	}
 }
 
-// TestOOMJSONShape checks the --json contract of DESIGN.md §3.3: every
+// TestOOMJSONShape checks the --json contract of docs/contracts.md §3: every
 // report field at the top level with its JSON type, and the diagnosis.
 func TestOOMJSONShape(t *testing.T) {
 	b, err := json.Marshal(Diagnose(context.Background(), goldenPastes["fragmentation"], nil).Result)

@@ -30,7 +30,7 @@ type Query struct {
 	MinMemoryNote string
 }
 
-// PricesResult is the JSON of `vrambot prices --json` (DESIGN.md §3.3).
+// PricesResult is the JSON of `vrambot prices --json` (docs/contracts.md §3).
 // Offers come in the order the text shows them: on-demand, spot, prices for
 // the GPU alone, then outdated prices a fresher one supersedes.
 type Result struct {

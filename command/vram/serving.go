@@ -19,7 +19,7 @@ import (
 )
 
 // VRAMServing is the `serving` object of `vram --json` with a serving
-// engine (DESIGN.md §3.3): the engine's own start-up numbers on the GPU
+// engine (docs/contracts.md §3): the engine's own start-up numbers on the GPU
 // asked, per GPU, and what the deployment costs. Fields after PricedOn are
 // additions to the contract.
 type Serving struct {

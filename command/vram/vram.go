@@ -28,7 +28,7 @@ type OfferFinder interface {
 }
 
 // VRAMResult is the structured /vram answer: `vrambot vram --json`
-// (DESIGN.md §3.3). Workload, Estimate, Fits and HeadroomBytes describe the
+// (docs/contracts.md §3). Workload, Estimate, Fits and HeadroomBytes describe the
 // workload as asked; Stages are the fixes; Offers fit the plan's final
 // workload. Fit (the band) and Verdict are additions to the contract.
 type Result struct {
@@ -58,7 +58,7 @@ type Result struct {
 // VRAMWorkload is the resolved workload with what the estimate used about
 // the model: active_params (parameters a token passes through; params for
 // a dense model) and the architecture facts (layers by attention kind, KV
-// bytes per token, experts, quantisation), additions to DESIGN.md §3.3.
+// bytes per token, experts, quantisation), additions to docs/contracts.md §3.
 type Workload struct {
 	memory.Workload
 	ActiveParams int64               `json:"active_params"`

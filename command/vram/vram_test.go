@@ -181,7 +181,7 @@ func TestVRAMBadInput(t *testing.T) {
 	}
 }
 
-// TestVRAMJSONContract checks the key names of DESIGN.md §3.3 `vram --json`.
+// TestVRAMJSONContract checks the key names of docs/contracts.md §3 `vram --json`.
 func TestVRAMJSONContract(t *testing.T) {
 	r, err := vram.Estimate(context.Background(), "llama-2-7b lora a100 rank=8 targets=qv", vram.Deps{})
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package fleet turns dcgm-exporter series into facts about GPUs and the
-// jobs that held them (DESIGN.md §7, docs/digest.md): a GPU is its UUID (and
+// jobs that held them (docs/digest.md §6, docs/digest.md): a GPU is its UUID (and
 // MIG instance) whatever its labels, with the owner at each time; its
 // capacity is USED + FREE + RESERVED of one sample; jobs are the GPUs of one
 // owner together, classified as training, serving or notebook; restarts are

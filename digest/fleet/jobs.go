@@ -12,7 +12,7 @@ import (
 // Kind is what a job does with its GPUs.
 type Kind string
 
-// The job kinds of the digest's JSON (DESIGN.md §3.3).
+// The job kinds of the digest's JSON (docs/contracts.md §3).
 const (
 	KindTraining Kind = "training"
 	KindServing  Kind = "serving"

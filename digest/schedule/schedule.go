@@ -1,4 +1,4 @@
-// Package schedule posts the digest on cron schedules (DESIGN.md §3.4, §7):
+// Package schedule posts the digest on cron schedules (docs/contracts.md §4, docs/digest.md §6):
 // a daily digest (VRAMBOT_DIGEST_CRON) and, when configured, a weekly one
 // (VRAMBOT_DIGEST_WEEKLY_CRON), exactly once per scheduled time across every
 // replica sharing one store (a lock and a "sent" marker), with a catch-up

@@ -38,8 +38,8 @@ type Case struct {
 	Source            string  `json:"source"`
 	GPU               string  `json:"gpu"`
 
-	// The training techniques, as the query grammar names them (DESIGN.md
-	// §3.2); empty or zero when the run did not use them or the source
+	// The training techniques, as the query grammar names them
+	// (docs/contracts.md §2); empty or zero when the run did not use them or the source
 	// does not say.
 
 	// Checkpointing is off, full, selective or offloaded; it overrides

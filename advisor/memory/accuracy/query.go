@@ -8,7 +8,7 @@ import (
 	"github.com/vrambot/vrambot/advisor/memory"
 )
 
-// Query is the case as a /vram query (DESIGN.md §3.2): the words a user
+// Query is the case as a /vram query (docs/contracts.md §2): the words a user
 // types to ask `vrambot vram` for this workload, every setting the case
 // states spelled with the grammar's tokens. ok is false for a case that
 // does not specify its workload (Workload's reason).
@@ -30,7 +30,7 @@ func (c Case) Query() (q string, ok bool) {
 	add("gpus=%d", w.GPUs)
 	if memory.KnownPrecision(w.Precision) || memory.IsCheckpointPrecision(w.Precision) {
 		// A pre-quantised checkpoint's format (awq, gptq, fp8) is a
-		// precision= word too (DESIGN.md §3.2, turn 2).
+		// precision= word too (docs/contracts.md §2).
 		add("precision=%s", w.Precision)
 	}
 	if w.Method != memory.MethodInference {
