@@ -35,6 +35,8 @@ func (p *parsedQuery) canonical() canonQuery {
 		c.model = p.resolved.RepoID
 	case p.modelRef != "":
 		c.model = models.RepoRef(modelSpelling(p.modelRef))
+	case p.modelID != "":
+		c.model = p.modelID
 	case p.model != nil && p.model.Scaled:
 		c.model = strings.ToLower(strings.ReplaceAll(p.modelToken, " ", ""))
 	case p.model != nil && len(p.model.Aliases) > 0:

@@ -205,11 +205,23 @@ func modelNameWord(w string) bool {
 	if _, ok := catalog.ParseSize(w); ok {
 		return false
 	}
-	if _, ok := catalog.LookupGPU(w); ok {
+	if _, ok := catalog.LookupGPU(w); ok || countedGPUWord(w) {
 		return false
 	}
 	_, budget := parseBudgetGPU(strings.ToLower(w))
 	return !budget
+}
+
+// countedGPUWord reports a GPU count glued to a GPU or budget ("8xh100",
+// "2x24gb"), whatever the count: never a model's name.
+func countedGPUWord(w string) bool {
+	c, ok := cutGPUCount(strings.ToLower(w))
+	if !ok {
+		return false
+	}
+	_, gpu := catalog.LookupGPU(c.gpu)
+	_, budget := parseBudgetGPU(c.gpu)
+	return gpu || budget
 }
 
 // versionRE matches the version part of a model name: 3, 3.1, 2.5, v3.
@@ -227,10 +239,8 @@ func modelPartWord(w string) bool {
 	if _, ok := catalog.LookupGPU(w); ok {
 		return false
 	}
-	if c, ok := cutGPUCount(strings.ToLower(w)); ok {
-		if _, gpu := catalog.LookupGPU(c.gpu); gpu {
-			return false // "8xh100"
-		}
+	if countedGPUWord(w) {
+		return false // "8xh100"
 	}
 	if _, ok := budgetWord(w); ok {
 		return false

@@ -14,6 +14,7 @@ import (
 	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
 	"github.com/vrambot/vrambot/advisor/units"
+	"github.com/vrambot/vrambot/hub"
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/internal/safetext"
 	"github.com/vrambot/vrambot/models"
@@ -174,6 +175,9 @@ func nearWord(s string, d int) bool { return d <= max(1, utf8.RuneCountInString(
 type parsedQuery struct {
 	model      *catalog.Model
 	modelToken string
+	// modelID is the Hub id the user named for a catalog model, when it
+	// is not the catalog's own repo (userModelID).
+	modelID string
 	// modelRef is a model token the catalog does not hold that looks like a
 	// Hub id or a model name: the resolver looks it up after the tokens
 	// are read (query_model.go).
@@ -296,15 +300,15 @@ func parseTokens(tokens []string, preset *models.Resolution) (*parsedQuery, erro
 			i += n - 1
 			continue
 		}
-		// "8x a100" or "8x a100 40gb": a GPU count followed by the GPU.
+		// "8x a100", "8x a100 40gb", "2x 24gb": a GPU count followed by
+		// the GPU or a memory budget.
 		if n, ok := gpuCountPrefix(tok); ok && i+1 < len(tokens) {
-			if g, words, ok := gpuWindow(tokens, i+1, 1); ok {
-				if err := p.setGPU(g, strings.Join(tokens[i+1:i+1+words], " "), false); err != nil {
-					return p, err
-				}
-				p.gpuCount = n
+			words, err := p.countedGPU(n, tok, tokens[i+1:])
+			if err != nil {
+				return p, err
+			}
+			if words > 0 {
 				i += words
-				i += p.skipRepeatedMemory(tokens, i+1, g)
 				continue
 			}
 		}
@@ -411,21 +415,61 @@ func (p *parsedQuery) skipRepeatedMemory(tokens []string, i int, g catalog.GPU) 
 	return 0
 }
 
-// gpuCountPrefix reads "8x" (or "8×") as a GPU count.
+// countedGPU reads the GPU or budget after a count ("8x" then "a100
+// 40gb", or "24gb") and returns the words it took (0: none follows).
+func (p *parsedQuery) countedGPU(n int, countTok string, next []string) (int, error) {
+	g, words, ok := gpuWindow(next, 0, 1)
+	budget := false
+	if !ok {
+		b, isBudget := parseBudgetGPU(strings.ToLower(next[0]))
+		if !isBudget {
+			return 0, nil
+		}
+		g, words, budget = budgetGPU(b), 1, true
+	}
+	if err := checkGPUCount(countTok, n); err != nil {
+		return 0, err
+	}
+	if err := p.setGPU(g, strings.Join(next[:words], " "), budget); err != nil {
+		return 0, err
+	}
+	p.gpuCount = n
+	if !budget {
+		words += p.skipRepeatedMemory(next, words, g)
+	}
+	return words, nil
+}
+
+// maxCountDigits bounds the digits of a GPU count read ("8x"): more is
+// no count anyone has, refused by checkGPUCount rather than read as a
+// model's name.
+const maxCountDigits = 12
+
+// gpuCountPrefix reads "8x" (or "8×") as a GPU count, whatever its size:
+// checkGPUCount holds it to the limit.
 func gpuCountPrefix(tok string) (int, bool) {
 	l := strings.ToLower(tok)
 	num, ok := strings.CutSuffix(l, "x")
 	if !ok {
 		num, ok = strings.CutSuffix(l, "×")
 	}
-	if !ok || num == "" || len(num) > 6 {
+	if !ok || !allDigits(num) || len(num) > maxCountDigits {
 		return 0, false
 	}
 	n, err := strconv.Atoi(num)
-	if err != nil || n < 1 || n > maxGPUs || num[0] == '+' || num[0] == '-' {
+	if err != nil {
 		return 0, false
 	}
 	return n, true
+}
+
+// checkGPUCount refuses a count of no GPU or of more than the grammar's
+// limit ("1000000x h100").
+func checkGPUCount(tok string, n int) error {
+	if n < 1 || n > maxGPUs {
+		return Errorf(tok, "'%s' is %d GPUs: a count is 1 to %d", ShowToken(tok), n, maxGPUs)
+	}
+	return nil
 }
 
 func (p *parsedQuery) setGPU(g catalog.GPU, tok string, budget bool) error {
@@ -441,7 +485,20 @@ func (p *parsedQuery) setModel(m catalog.Model, tok string) error {
 		return err
 	}
 	p.model, p.modelToken = &m, tok
+	p.modelID = userModelID(m, tok)
 	return nil
+}
+
+// userModelID is the Hub id the user named for a catalog model, when it
+// is another repo than the catalog's own (a fine-tune, a distillation, a
+// re-packaging: meta-llama/Llama-3.1-8B-Instruct for llama-3.1-8b), else
+// "". The answer names that repo in every command it writes.
+func userModelID(m catalog.Model, tok string) string {
+	ref := models.RepoRef(modelSpelling(tok))
+	if !strings.Contains(ref, "/") || !hub.ValidRepoID(ref) || strings.EqualFold(ref, m.HFID) {
+		return ""
+	}
+	return ref
 }
 
 // secondModel refuses tok when the query already has a model.
@@ -489,8 +546,16 @@ func (p *parsedQuery) token(tok string) error {
 		return p.setModel(catalog.ModelForSize(n), tok)
 	}
 	if rest, ok := cutGPUCount(l); ok {
-		if g, ok := catalog.LookupGPU(rest.gpu); ok {
-			if err := p.setGPU(g, tok, false); err != nil {
+		g, isGPU := catalog.LookupGPU(rest.gpu)
+		b, isBudget := parseBudgetGPU(rest.gpu)
+		if isGPU || isBudget {
+			if err := checkGPUCount(tok, rest.n); err != nil {
+				return err
+			}
+			if isBudget {
+				g = budgetGPU(b)
+			}
+			if err := p.setGPU(g, tok, !isGPU); err != nil {
 				return err
 			}
 			p.gpuCount = rest.n

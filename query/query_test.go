@@ -254,7 +254,7 @@ func TestParseQueryErrors(t *testing.T) {
 		{"", "", "no model given", ""},
 		{"7b 13b", "13b", "two models given", ""},
 		{"7b lora full", "full", "two methods given", ""},
-		{"7b h100 fp8", "fp8", "'fp8' needs its setting name — did you mean 'kv=fp8'?", "kv=fp8"},
+		{"7b h100 auto", "auto", "'auto' needs its setting name — did you mean 'kv=fp16'?", "kv=fp16"},
 		{"7b full all-linear", "all-linear", "needs its setting name", "targets=all"},
 		{"7b full off", "off", "needs its setting name", "gc=off"},
 		{"7b full 0", "0", "unknown word '0'", ""},
@@ -410,6 +410,49 @@ func TestEveryTrainingFrameworkIsAWord(t *testing.T) {
 		}
 		if q.Workload.Framework != fw || !slices.Contains(fix.Frameworks(), q.Framework) {
 			t.Errorf("framework=%s read as %q (snippets %q)", fw, q.Workload.Framework, q.Framework)
+		}
+	}
+}
+
+// TestWordsAreSettings: a framework, engine, precision or method named
+// anywhere in a query or a sentence is a setting, never left out (issue
+// 22); a bare weight format is the checkpoint's weights, the KV cache's
+// dtype says so.
+func TestWordsAreSettings(t *testing.T) {
+	tests := []struct {
+		query string
+		want  map[string]string // setting → value in the reading
+	}{
+		{"can I full finetune llama 3.2 1b on a 4090 with torchtune?", map[string]string{"framework": "torchtune", "method": "full"}},
+		{"llama-3-8b qlora 4090 using unsloth", map[string]string{"framework": "unsloth"}},
+		{"how much vram to train qwen3-8b with axolotl on an h100", map[string]string{"framework": "axolotl", "method": "lora"}},
+		{"serve llama 3.1 8b in vllm on an l4", map[string]string{"engine": "vllm"}},
+		{"llama-3.1-8b on a 4090 with ollama", map[string]string{"engine": "ollama"}},
+		{"deepseek-v3 inference engine=sglang 8xh200 fp8", map[string]string{"precision": "fp8", "kv": "fp16"}},
+		{"llama-3.1-8b fp8 kv cache engine=vllm h100", map[string]string{"kv": "fp8", "precision": "bf16"}},
+		{"7b inference int8 4090", map[string]string{"precision": "int8"}},
+		{"can I run qwen3-32b in 4-bit on a 4090?", map[string]string{"precision": "nf4"}},
+		{"7b lora 2x 24gb", map[string]string{"gpus": "2"}},
+		{"7b lora 2x24gb", map[string]string{"gpus": "2"}},
+	}
+	for _, tt := range tests {
+		q, err := Parse(tt.query)
+		if err != nil {
+			t.Errorf("%q: %v", tt.query, err)
+			continue
+		}
+		for key, want := range tt.want {
+			if got := SettingOf(q.Workload, key); got != want && !(key == "framework" && string(q.Workload.Framework) == want) {
+				t.Errorf("%q: %s=%q, want %q (read as %q, left out %q)", tt.query, key, got, want, q.ReadAs, q.Ignored)
+			}
+		}
+		if len(q.Ignored) > 0 && slices.ContainsFunc(q.Ignored, isVocabularyWord) {
+			t.Errorf("%q left out words the grammar knows: %q", tt.query, q.Ignored)
+		}
+	}
+	for _, refused := range []string{"1000000xh100 7b full", "7b full 70000x h100", "7b lora 0x a100"} {
+		if _, err := Parse(refused); err == nil || !strings.Contains(err.Error(), "GPUs: a count is 1 to") {
+			t.Errorf("%q: %v, want the GPU count refused", refused, err)
 		}
 	}
 }

@@ -130,6 +130,12 @@ func (p *parsedQuery) modelOf(r *reading) {
 		w.ModelName = p.resolved.Name()
 		w.Assumptions = append(w.Assumptions, p.resolved.Notes...)
 	}
+	if p.modelID != "" {
+		// The user's repo is the one every command names; its size is
+		// the catalog model's, whose architecture it shares.
+		r.note("sized with %s's architecture, which %s shares", m.HFID, p.modelID)
+		w.Model.HFID, w.ModelName = p.modelID, p.modelID
+	}
 }
 
 // gpuOf is the GPU named, a memory budget, or the default.

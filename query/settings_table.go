@@ -170,7 +170,9 @@ var Settings = []*Setting{
 	},
 	{
 		Key: "precision", Aliases: []string{"dtype", "quantization", "quant"}, Prose: []string{"dtype"}, Value: precisionEnum, phase: phaseWeights,
-		Bare:    append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "int4", "awq", "gptq", "mxfp4", "nvfp4", "4bit", "8bit"}, ggufBareNames()...), // not fp8: precision or kv
+		// A bare weight format is the checkpoint's weights: "fp8" alone
+		// is FP8 weights, an FP8 KV cache says kv=fp8 ("fp8 kv cache").
+		Bare:    append([]string{"fp32", "fp16", "bf16", "mixed-bf16", "mixed-fp16", "int8", "nf4", "fp8", "int4", "awq", "gptq", "mxfp4", "nvfp4", "4bit", "8bit", "4-bit", "8-bit"}, ggufBareNames()...),
 		Default: "LoRA and inference bf16 (fp16 without bf16), full fine-tuning AMP with fp32 master weights, QLoRA NF4; a quantised checkpoint its own format",
 		Help:    "bytes per weight (for training, of gradients and optimizer states too); a checkpoint format is how the weights are stored",
 		Fixes:   []string{fix.MixedPrecision, fix.HalfPrecision, fix.Int8Weights, fix.NF4Weights}, Of: func(w memory.Workload) string { return string(w.Precision) },
@@ -260,6 +262,10 @@ var Settings = []*Setting{
 	},
 	{
 		Key: "framework", Aliases: []string{"fw"}, Value: frameworkEnum, phase: phaseStack, Keyed: frameworkEnum.spellings(),
+		// A tool named anywhere is the stack ("with torchtune", "using
+		// unsloth"); words common in prose (tune, torch, accelerate) need
+		// framework=.
+		Bare:    []string{"pytorch", "trl", "unsloth", "axolotl", "torchtune", "torchtitan", "llama-factory", "llamafactory", "lightning", "deepspeed", "keras", "tensorflow", "jax", "flax", "peft"},
 		Default: "none: the snippets are PyTorch and Hugging Face", Help: "the stack: the idiom of the snippets and, for the training frameworks, their memory defaults (checkpointing, loss, precision, LoRA settings: docs/memory-model.md §6.6)",
 		apply: applyFramework,
 	},

@@ -280,7 +280,7 @@ var (
 			"fp32": "fp32", "float32": "fp32", "fp16": "fp16", "float16": "fp16", "half": "fp16",
 			"bf16": "bf16", "bfloat16": "bf16", "mixed-bf16": "mixed-bf16", "amp-bf16": "mixed-bf16", "bf16-mixed": "mixed-bf16",
 			"mixed-fp16": "mixed-fp16", "amp-fp16": "mixed-fp16", "16-mixed": "mixed-fp16", "fp16-mixed": "mixed-fp16",
-			"int8": "int8", "8bit": "int8", "nf4": "nf4", "4bit": "nf4",
+			"int8": "int8", "8bit": "int8", "8-bit": "int8", "nf4": "nf4", "4bit": "nf4", "4-bit": "nf4",
 			// bitsandbytes as people name it: 4-bit (NF4) unless 8-bit is said.
 			"bnb": "nf4", "bitsandbytes": "nf4", "bnb-4bit": "nf4", "bnb-nf4": "nf4", "bnb-8bit": "int8", "bnb-int8": "int8", "llm-int8": "int8",
 			// Pre-quantised checkpoints (docs/contracts.md §2). W8A8
