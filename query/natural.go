@@ -71,6 +71,38 @@ func looksLikeQuestion(q string) bool {
 	return false
 }
 
+// whetherWords start a question that asks whether ("can I …", "will it
+// fit …", "is an A100 enough …"); fitWords ask it anywhere.
+var (
+	whetherWords = map[string]bool{
+		"can": true, "could": true, "will": true, "would": true, "does": true, "do": true, "did": true, "is": true,
+		"are": true, "should": true, "may": true, "might": true, "am": true, "shall": true,
+	}
+	fitWords     = map[string]bool{"fit": true, "fits": true, "enough": true, "possible": true}
+	openingWords = map[string]bool{"hi": true, "hey": true, "hello": true, "so": true, "ok": true, "okay": true, "quick": true, "question": true}
+)
+
+// asksWhether reports whether a question asks whether the workload fits
+// (a yes or no), not how much it needs.
+func asksWhether(q string) bool {
+	words := strings.Fields(strings.ToLower(q))
+	first := true
+	for _, w := range words {
+		w = cleanWord(w)
+		if fitWords[w] {
+			return true
+		}
+		if first && openingWords[w] {
+			continue
+		}
+		if first && whetherWords[w] {
+			return true
+		}
+		first = false
+	}
+	return false
+}
+
 // maxQuestionRetries bounds how many unplaced words a question may drop
 // (every token once at most).
 const maxQuestionRetries = maxQueryTokens

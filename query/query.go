@@ -86,6 +86,9 @@ type Query struct {
 	// keywords; Ignored lists the words that reading left out.
 	Natural bool
 	Ignored []string
+	// YesNo is true for a question that asks whether ("can I …?", "does
+	// it fit …?"): the reply answers it in its header.
+	YesNo bool
 
 	canon canonQuery
 }
@@ -259,6 +262,7 @@ func ParseWith(ctx context.Context, q string, resolver ModelResolver, preset *mo
 	}
 	out.ReadAs = out.canon.String()
 	out.Natural, out.Ignored = p.natural, p.ignored
+	out.YesNo = p.natural && asksWhether(q)
 	return out, nil
 }
 

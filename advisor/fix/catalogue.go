@@ -15,7 +15,10 @@ type Def struct {
 	ID    string
 	Level Level
 	Title string
-	Cost  string
+	// Name is the fix in a few words, as a sentence names it ("yes, with
+	// gradient checkpointing"); the title where empty.
+	Name string
+	Cost string
 	// Detail says what the caller's numbers add to the title; it should
 	// render empty when the values it needs are unknown (zero).
 	Detail string
@@ -135,7 +138,10 @@ func Make(id string, fw Framework, p Params) (f Fix, ok bool) {
 	if c.Set != nil {
 		c.Set(&p)
 	}
-	f = Fix{ID: id, Title: c.Title, Cost: c.Cost, Detail: strings.TrimSpace(execute(c.detail, p))}
+	f = Fix{ID: id, Title: c.Title, Name: c.Name, Cost: c.Cost, Detail: strings.TrimSpace(execute(c.detail, p))}
+	if f.Name == "" {
+		f.Name = c.Title
+	}
 	t, lang, from, own := c.source(fw)
 	if t == nil {
 		return f, true

@@ -122,6 +122,7 @@ var defs = []Def{
 	// ---- level 0: free wins ----
 	{
 		ID: ExpandableSegments, Level: LevelFreeWins,
+		Name:  "expandable segments",
 		Title: "Let the allocator grow segments instead of fragmenting",
 		Cost:  "none measurable; needs PyTorch >= 2.1 (ROCm: PYTORCH_HIP_ALLOC_CONF on some builds)",
 		Snippets: map[Framework]Snippet{
@@ -207,6 +208,7 @@ torch.cuda.memory._dump_snapshot("snapshot.pickle")
 	},
 	{
 		ID: GPUMemoryUtilization, Level: LevelFreeWins,
+		Name:   "a bigger share of the GPU",
 		Title:  "Give the engine a bigger share of the GPU",
 		Cost:   "less room for other processes on the GPU; a too-low value is the usual cause when the weights alone exceed the budget",
 		Detail: `{{if .GPUMemoryUtilization}}{{.GPUMemoryUtilization}} of the GPU{{end}}`,
@@ -218,6 +220,7 @@ torch.cuda.memory._dump_snapshot("snapshot.pickle")
 	},
 	{
 		ID: LowerGPUMemoryUtil, Level: LevelFreeWins,
+		Name:   "a smaller share of the GPU",
 		Title:  "Give the engine a smaller share of the GPU, leaving room outside its static pool",
 		Cost:   "a smaller KV cache: fewer sequences at once",
 		Detail: `{{if .GPUMemoryUtilization}}{{.GPUMemoryUtilization}} of the GPU{{end}}`,
@@ -270,6 +273,7 @@ torch.cuda.memory._dump_snapshot("snapshot.pickle")
 	// ---- level 1: one-line changes ----
 	{
 		ID: GradAccum, Level: LevelOneLiner,
+		Name:   "a smaller micro-batch with gradient accumulation",
 		Title:  "Smaller micro-batch with gradient accumulation (same effective batch)",
 		Cost:   "same results; more, smaller forward/backward passes per optimizer step, a little less throughput",
 		Detail: `{{if .MicroBatch}}micro-batch {{.MicroBatch}} × {{.AccumSteps}} accumulation steps{{if .Batch}} (effective batch {{.Batch}} unchanged){{end}}{{end}}`,
@@ -294,6 +298,7 @@ model.fit(x, y, batch_size={{.MicroBatch}})`),
 	},
 	{
 		ID: MixedPrecision, Level: LevelOneLiner,
+		Name:   "16-bit autocast",
 		Title:  "Mixed precision: compute in 16-bit with autocast",
 		Cost:   "usually faster on tensor cores; bf16 trains as stably as fp32 for fine-tuning, fp16 needs loss scaling (GradScaler) to avoid underflow",
 		Detail: `{{if .NoBF16}}fp16 with GradScaler{{if .GPUName}} ({{.GPUName}} has no bf16){{end}}{{end}}`,
@@ -321,6 +326,7 @@ logits = model.apply(compute_params, batch)`),
 	},
 	{
 		ID: GradCheckpointing, Level: LevelOneLiner,
+		Name:  "gradient checkpointing",
 		Title: "Gradient (activation) checkpointing",
 		Cost:  "about 20-30% slower steps (the forward pass is recomputed during backward); no accuracy change",
 		Snippets: map[Framework]Snippet{
@@ -343,6 +349,7 @@ logits = model.apply(compute_params, batch)`),
 	},
 	{
 		ID: FlashAttention, Level: LevelOneLiner,
+		Name:  "fused attention",
 		Title: "Fused attention (SDPA / FlashAttention) instead of eager attention: no seq² score matrix",
 		Cost:  "exact (same results) and faster; FlashAttention-2 needs Ampere or newer, SDPA's memory-efficient kernel runs everywhere",
 		Snippets: map[Framework]Snippet{
@@ -357,6 +364,7 @@ out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)`
 	},
 	{
 		ID: HalfPrecision, Level: LevelOneLiner,
+		Name:   "16-bit weights",
 		Title:  "Load the weights in 16-bit instead of fp32",
 		Cost:   "no measurable quality loss for inference and about twice as fast",
 		Detail: `{{.Half}}{{if .NoBF16}}{{if .GPUName}} ({{.GPUName}} has no bf16){{end}}{{end}}`,
@@ -367,6 +375,7 @@ out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)`
 	},
 	{
 		ID: FP8KVCache, Level: LevelOneLiner,
+		Name:   "an fp8 KV cache",
 		Title:  "Store the KV cache in 8 bits (fp8; q8_0 in llama.cpp)",
 		Cost:   "halves the KV cache; small accuracy risk on long contexts, usually unmeasurable with calibrated scales; fp8 needs Hopper, Ada or MI300",
 		Detail: `{{if .FP8}}{{if .GPUName}}{{.GPUName}} supports fp8{{end}}{{end}}`,
@@ -381,6 +390,7 @@ vllm serve {{.ModelID}} --kv-cache-dtype fp8`),
 	},
 	{
 		ID: MaxModelLen, Level: LevelOneLiner,
+		Name:   "a shorter context",
 		Title:  "Cap the context length",
 		Cost:   "requests longer than the cap (prompt + output) are refused",
 		Detail: `{{if .MaxModelLen}}{{.MaxModelLen}} tokens{{if .EngineMaxModelLen}} (at most the {{.EngineMaxModelLen}} the engine estimates fit){{end}}{{if .WasMaxModelLen}} instead of {{.WasMaxModelLen}}{{end}}{{end}}`,
@@ -396,6 +406,7 @@ vllm serve {{.ModelID}} --kv-cache-dtype fp8`),
 	},
 	{
 		ID: SmallerBatch, Level: LevelOneLiner,
+		Name:   "fewer sequences at a time",
 		Title:  "Serve or generate fewer sequences at a time",
 		Cost:   "lower throughput under load; latency per request unchanged",
 		Detail: `{{if .Sequences}}{{.Sequences}}{{if .WasSequences}} instead of {{.WasSequences}}{{end}} at a time{{end}}`,
@@ -410,6 +421,7 @@ vllm serve {{.ModelID}} --kv-cache-dtype fp8`),
 	},
 	{
 		ID: SmallerEvalBatch, Level: LevelOneLiner,
+		Name:  "a smaller evaluation batch",
 		Title: "Use a smaller evaluation batch",
 		Cost:  "slower evaluation",
 		Snippets: map[Framework]Snippet{
@@ -421,6 +433,7 @@ vllm serve {{.ModelID}} --kv-cache-dtype fp8`),
 	},
 	{
 		ID: MaxBatchedTokens, Level: LevelOneLiner,
+		Name:   "a smaller prefill budget",
 		Title:  "Lower the prefill token budget (tokens batched in one forward pass)",
 		Cost:   "fewer or shorter prompts batched together: lower throughput on long prompts",
 		Detail: `{{if .BatchedTokens}}{{.BatchedTokens}} tokens{{end}}`,
@@ -475,6 +488,7 @@ export NCCL_NVLS_ENABLE=0         # NVLink SHARP reserves a large buffer per com
 	// ---- level 2: change the method ----
 	{
 		ID: LoRA, Level: LevelMethod,
+		Name:   "LoRA",
 		Title:  "Train LoRA adapters instead of all weights",
 		Cost:   "far fewer trainable parameters: often within a point of full fine-tuning, but can lag on hard or very different tasks",
 		Detail: `{{if .TrainableParams}}rank {{.LoRARank}} on all linear layers: {{.TrainableParams}} trainable parameters{{if .WasTrainableParams}} instead of {{.WasTrainableParams}}{{end}}{{end}}`,
@@ -500,6 +514,7 @@ trainer = SFTTrainer(model="{{.ModelID}}", args=args, train_dataset=dataset,
 	},
 	{
 		ID: Optim8bit, Level: LevelMethod,
+		Name:   "8-bit AdamW",
 		Title:  "8-bit AdamW (bitsandbytes)",
 		Cost:   "optimizer states in 8 bits (2 instead of 8 bytes per parameter): convergence close to 32-bit AdamW in published results; needs bitsandbytes (CUDA); the paged variant slows steps when it pages to CPU RAM",
 		Detail: `{{if .Paged}}the paged variant, whose states live in CUDA unified memory and page to CPU RAM under pressure{{end}}`,
@@ -517,6 +532,7 @@ optimizer = bnb.optim.{{if .Paged}}PagedAdamW8bit{{else}}AdamW8bit{{end}}(model.
 	},
 	{
 		ID: ChunkedLoss, Level: LevelMethod,
+		Name:   "a chunked loss",
 		Title:  "Chunked (fused linear) cross-entropy: never materialise the full logits",
 		Cost:   "exact loss; about the same speed; needs Liger Kernel (or another chunked cross-entropy)",
 		Detail: `{{if .LogitsTokens}}{{.LogitsTokens}} tokens × {{.Vocab}} vocabulary{{end}}`,
@@ -533,6 +549,7 @@ model = AutoLigerKernelForCausalLM.from_pretrained("{{.ModelID}}")  # fused line
 	},
 	{
 		ID: OptimizerInBackward, Level: LevelMethod,
+		Name:  "the optimizer step in backward",
 		Title: "Fuse the optimizer step into backward: free each gradient as soon as its parameter is updated",
 		Cost:  "same results; needs gradient accumulation off (one optimizer step per micro-batch) and no global gradient-norm clipping",
 		Snippets: map[Framework]Snippet{
@@ -548,6 +565,7 @@ for p in optimizers:
 	},
 	{
 		ID: ActivationOffload, Level: LevelConfig,
+		Name:  "activation offload",
 		Title: "Offload the activations saved for backward to CPU RAM",
 		Cost:  "a few percent slower when the copies overlap compute (pinned host RAM, a CUDA stream); needs host RAM for every block's saved inputs",
 		Snippets: map[Framework]Snippet{
@@ -562,6 +580,7 @@ loss.backward()`),
 	},
 	{
 		ID: Int8Weights, Level: LevelMethod,
+		Name:  "8-bit weights",
 		Title: "8-bit weights",
 		Cost:  "small accuracy loss; FP8 weights (Hopper, Ada) and W8A8 kernels in vLLM are faster than 16-bit, bitsandbytes int8 is slower",
 		Snippets: map[Framework]Snippet{
@@ -577,6 +596,7 @@ model = AutoModelForCausalLM.from_pretrained(
 	// ---- level 3: change the configuration ----
 	{
 		ID: QLoRA, Level: LevelConfig,
+		Name:   "QLoRA",
 		Title:  "QLoRA: base weights in 4-bit NF4, LoRA adapters in 16-bit",
 		Cost:   "slower steps (weights are dequantised on the fly) and a small accuracy risk from 4-bit weights; the QLoRA paper matches 16-bit LoRA on its benchmarks",
 		Detail: `{{if .WasTrainableParams}}rank {{.LoRARank}} adapters on all linear layers instead of {{.WasTrainableParams}} trainable parameters{{end}}`,
@@ -601,6 +621,7 @@ model = FastLanguageModel.get_peft_model(model, r={{.LoRARank}}, lora_alpha={{.L
 	},
 	{
 		ID: Zero2, Level: LevelConfig,
+		Name:     "ZeRO-2",
 		Title:    "ZeRO-2 (FSDP SHARD_GRAD_OP): shard gradients and optimizer states across the GPUs",
 		Cost:     "same results; communication about the same as plain data parallel",
 		Detail:   `{{if .GPUs}}across {{.GPUs}} GPUs{{end}}`,
@@ -609,6 +630,7 @@ model = FastLanguageModel.get_peft_model(model, r={{.LoRARank}}, lora_alpha={{.L
 	},
 	{
 		ID: Zero3, Level: LevelConfig,
+		Name:     "ZeRO-3",
 		Title:    "ZeRO-3 (FSDP full sharding): shard parameters too, gathered layer by layer",
 		Cost:     "same results; about 1.5× the communication of ZeRO-2, and runs across nodes need a fast interconnect (InfiniBand/EFA)",
 		Detail:   `{{if .GPUs}}across {{.GPUs}}{{if .GPUName}}× {{.GPUName}}{{else}} GPUs{{end}}{{if .Nodes}} ({{.Nodes}} nodes){{end}}{{if .WasGPUs}}: {{.MoreGPUs}} more than the {{.WasGPUs}} you have{{end}}{{end}}`,
@@ -619,6 +641,7 @@ model = FastLanguageModel.get_peft_model(model, r={{.LoRARank}}, lora_alpha={{.L
 	},
 	{
 		ID: ZeroOffload, Level: LevelConfig,
+		Name:     "ZeRO-Offload",
 		Title:    "ZeRO-Offload: optimizer states and step on the CPU",
 		Cost:     "much slower optimizer step (CPU Adam, PCIe transfers); needs host RAM for the fp32 states",
 		Detail:   `{{if .HostRAM}}about {{.HostRAM}} of host RAM per node{{end}}`,
@@ -630,6 +653,7 @@ model = FastLanguageModel.get_peft_model(model, r={{.LoRARank}}, lora_alpha={{.L
 	},
 	{
 		ID: ParamOffload, Level: LevelConfig,
+		Name:     "ZeRO-Infinity",
 		Title:    "ZeRO-3 with parameters and optimizer offloaded to the CPU (ZeRO-Infinity)",
 		Cost:     "several times slower (every layer's weights cross PCIe each step); needs host RAM for every parameter",
 		Detail:   `{{if .HostRAM}}{{.HostRAM}}+ of host RAM{{end}}`,
@@ -638,6 +662,7 @@ model = FastLanguageModel.get_peft_model(model, r={{.LoRARank}}, lora_alpha={{.L
 	},
 	{
 		ID: TensorParallel, Level: LevelConfig,
+		Name:   "tensor parallelism",
 		Title:  "Tensor parallelism: split every layer across GPUs",
 		Cost:   "more GPUs, each at its price (NVLink within a node preferred); lower latency per token",
 		Detail: `{{if .GPUs}}{{if gt .PP 1}}TP {{.TP}} × PP {{.PP}} across {{.GPUs}}{{else}}across {{.GPUs}}{{end}}{{if .GPUName}}× {{.GPUName}}{{else}} GPUs{{end}}{{end}}`,
@@ -652,6 +677,7 @@ model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", tp_plan="auto"){{en
 	},
 	{
 		ID: NF4Weights, Level: LevelConfig,
+		Name:   "4-bit weights",
 		Title:  "4-bit weights (NF4, AWQ/GPTQ, or a 4-bit GGUF)",
 		Cost:   "noticeable accuracy risk on reasoning and code; prefer a published AWQ/GPTQ checkpoint for serving speed",
 		Detail: `{{if .Quant}}{{.Quant}}{{end}}`,
@@ -669,6 +695,7 @@ model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", quantization_config
 	},
 	{
 		ID: LayerOffload, Level: LevelConfig,
+		Name:   "a partial GPU offload",
 		Title:  "Keep only part of the layers on this GPU, the rest on other GPUs or in CPU RAM",
 		Cost:   "every offloaded layer runs at CPU or PCIe speed: much slower generation",
 		Detail: `{{if .GPULayers}}{{.GPULayers}}{{if .TotalLayers}} of {{.TotalLayers}}{{end}} layers on the GPU{{end}}`,
@@ -683,6 +710,7 @@ PARAMETER num_gpu {{.GPULayers}}`),
 	// ---- level 4: change the hardware ----
 	{
 		ID: BiggerGPU, Level: LevelHardware,
+		Name:   "a bigger GPU",
 		Title:  "Use a GPU with more memory",
 		Cost:   "rent cost; see the offers",
 		Detail: `{{if .NeedBytes}}more than {{.NeedGiB}} per GPU{{end}}`,

@@ -45,8 +45,10 @@ func (l Level) Title() string {
 // SavesBytes and TotalAfterBytes are per GPU and nil when the fix cannot be
 // quantified (e.g. an OOM paste that does not describe its workload).
 type Fix struct {
-	ID              string `json:"id"`
-	Title           string `json:"title"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Name is the fix in a few words ("gradient checkpointing").
+	Name            string `json:"-"`
 	Detail          string `json:"detail,omitempty"`
 	SavesBytes      *int64 `json:"saves_bytes"`
 	TotalAfterBytes *int64 `json:"total_after_bytes"`

@@ -381,7 +381,7 @@ var zeroOffload = candidate{
 	values: func(before, after memory.Workload, g catalog.GPU, _ int) fix.Params {
 		p := base(after, g)
 		p.ZeroStage = after.ZeroStage
-		p.HostRAM = gibWords(zeroOffloadHostBytes(before))
+		p.HostRAM = gibWords(zeroOffloadHostBytes(before, after.ZeroStage))
 		return p
 	},
 }
@@ -449,24 +449,43 @@ var zero3ScaleOut = candidate{
 	},
 }
 
-// zeroOffloadHostBytes is DeepSpeed's host RAM estimate for optimizer
-// offload on one node: Ψ·max(4·N, 16)·1.5 for the trained parameters and
-// the node's N GPUs (estimate_zero2_model_states_mem_needs).
-func zeroOffloadHostBytes(w memory.Workload) int64 {
-	perNode := float64(min(max(1, w.GPUs), gpusPerNode))
-	perParam := math.Max(offloadGradBytesPerGPU*perNode, offloadStateBytesPerParam)
-	return int64(hostBufferFactor * perParam * float64(w.TrainableParams))
+// zeroOffloadHostBytes is DeepSpeed's own host RAM estimate for an
+// optimizer offload, per node (docs/memory-model.md §6.9):
+// estimate_zero2_model_states_mem_needs, Ψ·max(4·G, 16)·1.5 for G GPUs in
+// all, at ZeRO-2; estimate_zero3_model_states_mem_needs with zero.Init
+// (which the HF Trainer and accelerate use under ZeRO-3), Ψ·16·1.5 per
+// node, at ZeRO-3. Ψ is the trained parameters.
+func zeroOffloadHostBytes(w memory.Workload, stage int) int64 {
+	psi := float64(w.TrainableParams)
+	if stage == 3 {
+		return int64(hostBufferFactor * offloadStateBytesPerParam * psi / float64(nodesOf(w)))
+	}
+	perParam := math.Max(offloadGradBytesPerGPU*float64(max(1, w.GPUs)), offloadStateBytesPerParam)
+	return int64(hostBufferFactor * perParam * psi)
 }
 
+// nodesOf is how many nodes of gpusPerNode a workload's GPUs take.
+func nodesOf(w memory.Workload) int { return (max(1, w.GPUs) + gpusPerNode - 1) / gpusPerNode }
+
 // hostBufferFactor is DeepSpeed's CPU buffer factor in its offload
-// estimates (estimate_zero3_model_states_mem_needs: Ψ·18·1.5).
+// estimates (the additional_buffer_factor default of both functions).
 const hostBufferFactor = 1.5
 
-// paramOffloadHostBytes is the host RAM a parameter offload needs: the
-// whole job's model states as the workload stores them (a 4-bit base for
-// QLoRA, fp32 master and states for full fine-tuning) × DeepSpeed's buffer
-// factor.
+// paramOffloadBytesPerParam is what estimate_zero3_model_states_mem_needs
+// counts per parameter on the CPU when parameters are offloaded too, with
+// zero.Init: Ψ·18·1.5 per node.
+const paramOffloadBytesPerParam = 18
+
+// paramOffloadHostBytes is the host RAM a parameter offload needs, per
+// node: for full fine-tuning DeepSpeed's own estimate (Ψ·18·1.5 per node,
+// estimate_zero3_model_states_mem_needs with zero.Init); for adapters,
+// whose frozen base DeepSpeed's formula would count as trained, the whole
+// job's model states as the workload stores them (a 4-bit base for
+// QLoRA) × the same buffer factor.
 func paramOffloadHostBytes(w memory.Workload) int64 {
+	if w.Method == memory.MethodFull {
+		return int64(hostBufferFactor * paramOffloadBytesPerParam * float64(w.TrainableParams) / float64(nodesOf(w)))
+	}
 	whole := w
 	whole.GPUs, whole.TP, whole.PP = 1, 1, 1
 	whole.Sharding, whole.ZeroStage, whole.Offload, whole.OptimizerInBackward = memory.ShardingNone, 0, memory.OffloadNone, false

@@ -34,6 +34,8 @@ type Result struct {
 	// Offloads is true when a stage moves state to CPU RAM, which slows
 	// every step: ScaleOut then shows the faster route on more GPUs.
 	Offloads bool
+	// AddsGPUs is true when a stage adds GPUs to the user's.
+	AddsGPUs bool
 	// ScaleOut keeps what the user asked for (method, precision) and adds
 	// GPUs instead. It is computed when the stages change the method or
 	// precision (LoRA, QLoRA, quantised weights), offload to CPU RAM, add
@@ -65,12 +67,16 @@ func Plan(w memory.Workload, gpu catalog.GPU, fw fix.Framework) Result {
 	base := resolve(w)
 	greedy := p.greedy(base, allCandidates)
 	if isTraining(base) {
-		// Keep what the user fixed (the GPU, how many, the method): the
-		// cheap changes on that hardware come first, offloads to CPU RAM
-		// included, and only when they cannot make it fit does the plan
-		// change the method or add GPUs.
-		if kept := p.greedy(base, keepsHardwareAndMethod); p.fitsAt(p.run(base, kept)) {
-			greedy = kept
+		// Keep the user's GPU and how many, and change as little else as
+		// will fit, in the order practitioners try (docs/contracts.md §6):
+		// settings first, then the method (LoRA, QLoRA's 4-bit weights),
+		// then CPU offload, which slows every step; only when none of
+		// these fits does the plan add GPUs.
+		for _, keeps := range []func(*candidate) bool{settingsOnly, keepsHardware, keepsHardwareOffloading} {
+			if kept := p.greedy(base, keeps); p.fitsAt(p.run(base, kept)) {
+				greedy = kept
+				break
+			}
 		}
 	}
 	steps := greedy
@@ -89,7 +95,8 @@ func Plan(w memory.Workload, gpu catalog.GPU, fw fix.Framework) Result {
 	res := p.result(base, steps)
 	res.ChangedMethod = changesWhatWasAsked(steps)
 	res.Offloads = offloads(steps)
-	if res.ChangedMethod || res.Offloads || !res.Fits || addsGPUs(steps) {
+	res.AddsGPUs = addsGPUs(steps)
+	if res.ChangedMethod || res.Offloads || !res.Fits || res.AddsGPUs {
 		res.ScaleOut = p.scaleOutAlternative(base, greedy)
 	}
 	return res
@@ -192,7 +199,12 @@ func (p planner) greedy(base memory.Workload, use func(*candidate) bool) []step 
 
 func allCandidates(*candidate) bool { return true }
 
-func keepsHardwareAndMethod(c *candidate) bool { return !c.changesMethod && !c.multiGPU }
+// The passes of a training plan: settings only (the method and the
+// hardware as asked, nothing on the CPU); the hardware as asked with
+// another method; the hardware as asked with offloads too.
+func settingsOnly(c *candidate) bool            { return !c.changesMethod && !c.multiGPU && !c.offload }
+func keepsHardware(c *candidate) bool           { return !c.multiGPU && !c.offload }
+func keepsHardwareOffloading(c *candidate) bool { return !c.multiGPU }
 
 // prune drops every step the plan still fits without, so an early fix made
 // redundant by a later one (8-bit Adam before LoRA) is not proposed. It

@@ -39,6 +39,10 @@ type Result struct {
 	Fit           memory.Fit       `json:"fit"`
 	HeadroomBytes int64            `json:"headroom_bytes"`
 	Verdict       string           `json:"verdict"`
+	// Answer is a yes-or-no question's answer ("can I …?"): yes, yes-with
+	// (the settings in AnswerSettings make it fit) or no.
+	Answer         string   `json:"answer,omitempty"`
+	AnswerSettings []string `json:"answer_settings,omitempty"`
 	// ErrorBand is the estimator's measured error on this method's public
 	// cases (memory.ErrorBandFor); absent when none is known.
 	ErrorBand *memory.ErrorBand `json:"error_band,omitempty"`
@@ -184,18 +188,22 @@ func estimate(ctx context.Context, text string, preset *models.Resolution, deps 
 		provenance = []string{"prices: no price source configured"}
 	}
 
-	return Answer{Reply: planReply(text, q, w, res, p, est, provenance), Result: res}, nil
+	a := planAnswer(q, w, fit, est, p)
+	if q.YesNo {
+		res.Answer, res.AnswerSettings = a.kind, a.settings
+	}
+	return Answer{Reply: planReply(text, q, w, res, p, est, a, provenance), Result: res}, nil
 }
 
 // vramReply lays out a planned answer: the lead (verdict, bar, the first
 // fixes with their snippets and buttons, the scale-out, the best offers,
 // the assumptions in a line) and the details (the whole breakdown, every
 // stage and offer, every assumption).
-func planReply(text string, q query.Query, w memory.Workload, res Result, p plan.Result, est memory.Breakdown, provenance []string) reply.Reply {
+func planReply(text string, q query.Query, w memory.Workload, res Result, p plan.Result, est memory.Breakdown, a answer, provenance []string) reply.Reply {
 	r := reply.Reply{
 		Kind:      "vram",
 		Title:     titleText(w, q.GPU),
-		Verdict:   &reply.Verdict{Band: bandOf(res.Fit), Text: shortVerdictText(res.Fit, est.TotalBytes, q.GPU)},
+		Verdict:   &reply.Verdict{Band: a.band, Text: a.text},
 		Bar:       memoryBar(est, q.GPU),
 		Summary:   summaryText(res, p),
 		Context:   leadContext(text, q, w, assumptionNotes(w.Assumptions), provenance),
