@@ -146,7 +146,7 @@ func TestVRAMRequirement(t *testing.T) {
 		{"7b lora a100", false, false, 0, 1, "A100-80GB", 1 << 30},
 		{"7b lora a100 precision=bf16", true, false, 0, 1, "A100-80GB", 1 << 30},
 		{"7b inference 4090 tokens=1e9", false, false, 2, 1, "RTX4090", 1 << 30},
-		{"7b full 24gb tokens=1B gc=on", false, false, 8, 1, "", 1 << 30},
+		{"1b full 24gb tokens=1B gc=on", false, false, 8, 1, "", 1 << 30},
 		{"1b full h100 tokens=1B gc=off", false, false, 6, 1, "H100-SXM", 1 << 30},
 		{"llama-2-70b 8xh100 kv=fp8 engine=vllm", false, true, 0, 8, "H100-SXM", 1 << 30},
 	}
@@ -339,7 +339,8 @@ func TestVRAMKeepsTheUsersHardware(t *testing.T) {
 		want  string // a fix id the plan must use
 	}{
 		{"llama-3.1-70b qlora 2x3090 gc=on zero=3", 2, fix.ParamOffload},
-		{"llama-3.1-70b full zero=3 gpus=8 h100 gc=on", 8, fix.ZeroOffload},
+		// Issue 22: another method on the user's GPUs before an offload.
+		{"llama-3.1-70b full zero=3 gpus=8 h100 gc=on", 8, fix.LoRA},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
