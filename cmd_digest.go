@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/vrambot/vrambot/bot"
 	"github.com/vrambot/vrambot/digest"
 	"github.com/vrambot/vrambot/digest/chart"
+	"github.com/vrambot/vrambot/digest/demo"
 	"github.com/vrambot/vrambot/digest/schedule"
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/reply"
@@ -21,7 +23,9 @@ import (
 func runDigest(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("digest", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
+	blocks := fs.Bool("blocks", false, "print the Slack messages (Block Kit JSON) instead of the text")
 	dryRun := fs.Bool("dry-run", false, "compose and print, do not post")
+	demoDay := fs.Bool("demo", false, "digest a simulated day (no Prometheus, Slack or store needed); never posts")
 	windowFlag := fs.String("window", "24h", "how far back to look: 24h, 36h, 7d, 1d12h")
 	atFlag := fs.String("at", "", "end of the window, RFC 3339 (default now)")
 	chartFile := fs.String("chart", "", "write the chart as PNG to this file")
@@ -31,6 +35,26 @@ func runDigest(ctx context.Context, e env, args []string) error {
 	}
 	if len(rest) > 0 {
 		return usagef("see vrambot help", "digest: unexpected argument %q", rest[0])
+	}
+	if *asJSON && *blocks {
+		return usagef("pick one", "digest: --json and --blocks both choose the output")
+	}
+	out := digestOutput{chartFile: *chartFile, asJSON: *asJSON, blocks: *blocks}
+	if *demoDay {
+		var fixed []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "window" || f.Name == "at" {
+				fixed = append(fixed, "--"+f.Name)
+			}
+		})
+		if len(fixed) > 0 {
+			return usagef("drop "+strings.Join(fixed, " and "), "digest: --demo is one simulated day (%s → %s UTC)", demo.Start.Format("Mon 2 Jan 15:04"), demo.End.Format("Mon 2 Jan 15:04"))
+		}
+		d, err := demo.Compose(ctx)
+		if err != nil {
+			return fmt.Errorf("digest: demo: %w", err)
+		}
+		return out.write(e, d, nil)
 	}
 	window, err := digest.ParseWindow(*windowFlag)
 	if err != nil {
@@ -64,35 +88,73 @@ func runDigest(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("digest: %w", err)
 	}
-	if *chartFile != "" {
-		if err := writeChart(*chartFile, d); err != nil {
+	var post func() error
+	if !*dryRun {
+		post = func() error {
+			if _, err := sched.Post(ctx, d); err != nil {
+				return fmt.Errorf("digest: %w", err)
+			}
+			return nil
+		}
+	}
+	return out.write(e, d, post)
+}
+
+// digestOutput is what `vrambot digest` prints and writes.
+type digestOutput struct {
+	chartFile      string
+	asJSON, blocks bool
+}
+
+// write writes the chart (when asked), posts (post nil: a dry run), then
+// prints the digest: its JSON, its Slack messages, or its text.
+func (o digestOutput) write(e env, d digest.Digest, post func() error) error {
+	if o.chartFile != "" {
+		if err := writeChart(e, o.chartFile, d); err != nil {
 			return err
 		}
 	}
-	if !*dryRun {
-		if _, err := sched.Post(ctx, d); err != nil {
-			return fmt.Errorf("digest: %w", err)
+	if post != nil {
+		if err := post(); err != nil {
+			return err
 		}
 	}
-	if *asJSON {
+	switch {
+	case o.asJSON:
 		return printReply(e, reply.Reply{Result: d}, true)
+	case o.blocks:
+		file := ""
+		if d.HasChart() {
+			file = d.ChartFileName()
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(bot.Thread(d.Reply(), file, d.ThreadReplies())); err != nil {
+			return fmt.Errorf("digest: writing the Slack messages: %w", err)
+		}
+		return nil
 	}
-	texts := []string{reply.Text(d.Reply())}
-	for _, t := range d.ThreadReplies() {
-		texts = append(texts, reply.Text(t))
-	}
-	_, err = io.WriteString(e.stdout, strings.Join(texts, "\n---\n\n"))
+	_, err := io.WriteString(e.stdout, d.Text())
 	return err
 }
 
-// writeChart writes the digest's chart to path. A window without GPU
-// memory samples has nothing to draw: that is an error, so a script asking
-// for the chart learns it got none.
-func writeChart(path string, d digest.Digest) error {
+// writeChart writes the digest's chart to path. A window without GPU memory samples (no Prometheus, or one without
+// dcgm-exporter) has nothing to draw: the digest is still the digest of
+// what there is, so that is a note on stderr, not a failure, and no file
+// is written.
+func writeChart(e env, path string, d digest.Digest) error {
 	png, err := d.ChartPNG()
 	switch {
 	case errors.Is(err, chart.ErrNoData):
-		return fmt.Errorf("digest: --chart: no GPU memory samples in the window to draw (is VRAMBOT_PROMETHEUS_URL set, and does it scrape dcgm-exporter?)")
+		why := "no GPU memory samples in the window (does Prometheus scrape dcgm-exporter?)"
+		switch d.DataQuality.Prometheus {
+		case digest.StatusNotConfigured:
+			why = "no GPU metrics: VRAMBOT_PROMETHEUS_URL is not set (try --demo for a simulated day)"
+		case digest.StatusUnreachable, digest.StatusQueryFailed:
+			why = "no GPU metrics: Prometheus could not be queried (see the digest's footer)"
+		}
+		fmt.Fprintf(e.stderr, "vrambot: digest: --chart: skipped, %s not written: %s\n", path, why)
+		return nil
 	case err != nil:
 		return fmt.Errorf("digest: --chart: %w", err)
 	}
