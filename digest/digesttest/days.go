@@ -213,3 +213,57 @@ func FleetDay(n int) Day {
 	}
 	return Day{Start: ClusterStart, End: ClusterStart.Add(24 * time.Hour), Every: 5 * time.Minute, Series: s}
 }
+
+// WeekStart is the fleet week's start: Monday 2024-01-15 00:00 UTC.
+var WeekStart = time.Date(2024, 1, 15, 0, 0, 0, 0, time.UTC)
+
+// FleetWeek is a week of n GPUs (H100s, eight to a node) sampled every
+// `every`, for the digest's benchmark against a real Prometheus: on most
+// nodes one 8-GPU pod, which on every fifth node runs near OOM for two
+// hours a day; on every fourth node eight single-GPU pods of which one is
+// a notebook idle all week and one leaves its GPU free half of each day;
+// labels as dcgm-exporter behind a ServiceMonitor writes them, without the
+// exporter's pod and driver labels (they change no work, only file size).
+func FleetWeek(n int, every time.Duration) Day {
+	var s []Series
+	for i := range n {
+		node, gpu := i/8, i%8
+		host := fmt.Sprintf("gpu-node-%03d", node)
+		pod := fmt.Sprintf("train-%03d-0", node)
+		var used func(time.Time) (float64, bool)
+		active := Constant(0.85)
+		switch {
+		case node%4 == 3 && gpu == 0:
+			pod = fmt.Sprintf("jupyter-%03d", node)
+			used, active = Constant(30720), Constant(0)
+		case node%4 == 3 && gpu == 1:
+			pod = fmt.Sprintf("batch-%03d", node)
+			used = func(t time.Time) (float64, bool) {
+				if t.Hour() < 12 {
+					return 40000, true
+				}
+				return 0, true
+			}
+		case node%4 == 3:
+			pod = fmt.Sprintf("small-%03d-%d", node, gpu)
+			used = Constant(12000 + float64(gpu)*2000)
+		case node%5 == 0:
+			used = func(t time.Time) (float64, bool) {
+				if t.Hour() == 3 || t.Hour() == 4 {
+					return 78500, true
+				}
+				return 70000, true
+			}
+		default:
+			used = Constant(50000 + float64(node%7)*2000)
+		}
+		l := map[string]string{
+			"hostname": host, "gpu": fmt.Sprint(gpu), "UUID": fmt.Sprintf("GPU-%08d-1111-2222-3333-444444444444", i),
+			"modelName": H100, "instance": fmt.Sprintf("10.1.%d.%d:9400", node/250, node%250), "job": "nvidia-dcgm-exporter",
+			"exported_namespace": "ml", "exported_pod": pod, "exported_container": "main",
+		}
+		s = append(s, Memory(l, H100MiB, ReservedH, used, false)...)
+		s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: l, Value: active})
+	}
+	return Day{Start: WeekStart, End: WeekStart.Add(7 * 24 * time.Hour), Every: every, Series: s}
+}
