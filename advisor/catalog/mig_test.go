@@ -1,7 +1,11 @@
 package catalog
 
 import (
+	"fmt"
+	"maps"
 	"math"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,5 +114,51 @@ func TestMIGProfileLookup(t *testing.T) {
 	}
 	if _, ok := LookupMIG("L40S"); ok {
 		t.Error("L40S has a MIG entry; it has no MIG")
+	}
+}
+
+// TestMIGTableInDocs: docs/digest.md §8.3 shows the table; it must say
+// what the code says, row for row.
+func TestMIGTableInDocs(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/digest.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`^\|\s*(.*?)\s*\|\s*(\d+g\.\d+gb)\s*\|\s*(\d)/(\d)\s*\|\s*(\d)/(\d)\s*\|\s*(\d+)\s*\|\s*([\d.]+)\s*\|$`)
+	key := regexp.MustCompile("`([^`]+)`")
+	var keys []string
+	got := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if m[1] != "" {
+			keys = nil
+			for _, k := range key.FindAllStringSubmatch(m[1], -1) {
+				keys = append(keys, k[1])
+			}
+		}
+		for _, k := range keys {
+			got[k+" "+m[2]] = strings.Join(m[3:], " ")
+		}
+	}
+	want := map[string]string{}
+	for _, g := range MIGGPUs() {
+		for _, p := range g.Profiles {
+			want[g.GPUKey+" "+p.Name] = fmt.Sprintf("%d %d %d %d %d %.2f", p.ComputeSlices, g.ComputeSlices, p.MemorySlices, g.MemorySlices, p.Instances, float64(p.MemoryBytes)/float64(gib))
+		}
+	}
+	if !maps.Equal(got, want) {
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: docs say %q, code %q", k, got[k], v)
+			}
+		}
+		for k := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("%s: in the docs, not in the code", k)
+			}
+		}
 	}
 }

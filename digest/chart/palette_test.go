@@ -13,7 +13,7 @@ import (
 // and as a deuteranope or protanope sees it (Machado, Oliveira & Fernandes
 // 2009, severity 1, applied to linear sRGB). ΔE2000 around 10 is a clearly
 // different colour side by side; the old 19-step blue ramp had its 75 % and
-// 90 % cells 11 apart and its neighbouring steps under 4.
+// 90 % cells 11 apart and its neighbouring steps 2.6-4.7.
 const (
 	minStepDE = 15
 	// Tritanopia is far rarer (about 1 in 10,000); its bound is lower.
