@@ -3,6 +3,7 @@ package digest
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/vrambot/vrambot/digest/chart"
 	"github.com/vrambot/vrambot/digest/fleet"
@@ -18,6 +19,21 @@ func (d Digest) ChartPNG() ([]byte, error) {
 	return chart.Render(d.chart)
 }
 
+// ChartLayout is the layout ChartPNG draws (chart.Plan): its kind, size,
+// rows, palette and legend. chart.ErrNoData means there is nothing to draw.
+func (d Digest) ChartLayout() (chart.Layout, error) {
+	if d.chart.Start.IsZero() {
+		return chart.Layout{}, chart.ErrNoData
+	}
+	return chart.Plan(d.chart)
+}
+
+// HasChart reports whether ChartPNG has anything to draw.
+func (d Digest) HasChart() bool {
+	_, err := d.ChartLayout()
+	return err == nil
+}
+
 // ChartTitle is the chart's title, also its Slack file title.
 func (d Digest) ChartTitle() string { return d.chart.Title }
 
@@ -28,8 +44,12 @@ func (d Digest) ChartFileName() string {
 
 func chartInput(d Digest, f fleet.Fleet, th fleet.Thresholds, events []OOMEvent, matches map[int]oomMatch) chart.Input {
 	loc := d.Window.End.Location()
+	what := "GPU memory used"
+	if d.Demo {
+		what += " (demo day)"
+	}
 	in := chart.Input{
-		Title:     fmt.Sprintf("GPU memory used, %s → %s", d.Window.Start.In(loc).Format("Mon 2 Jan 15:04"), d.Window.End.Format("Mon 2 Jan 15:04 MST")),
+		Title:     fmt.Sprintf("%s, %s → %s", what, d.Window.Start.In(loc).Format("Mon 2 Jan 15:04"), d.Window.End.Format("Mon 2 Jan 15:04 MST")),
 		Start:     d.Window.Start,
 		End:       d.Window.End,
 		Threshold: th.NearOOMRatio,
@@ -56,6 +76,7 @@ func chartInput(d Digest, f fleet.Fleet, th fleet.Thresholds, events []OOMEvent,
 		jobs := append([]fleet.Job(nil), f.Jobs...)
 		sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].PeakUsedRatio > jobs[b].PeakUsedRatio })
 		in.Title += fmt.Sprintf(" — one row per job (%d GPUs)", len(f.GPUs))
+		in.Note = leftOut(f, jobs)
 		for _, j := range jobs {
 			if len(j.Ratio) == 0 || len(in.Rows) == chart.MaxRows {
 				continue
@@ -81,6 +102,37 @@ func chartInput(d Digest, f fleet.Fleet, th fleet.Thresholds, events []OOMEvent,
 		in.Markers = append(in.Markers, chart.Marker{Kind: chart.MarkerOOM, Row: row, T: e.At})
 	}
 	return in
+}
+
+// leftOut says what a chart of one row per job does not show: the jobs
+// past the row limit (the lowest peaks) and the GPUs no job held.
+func leftOut(f fleet.Fleet, jobs []fleet.Job) string {
+	var parts []string
+	drawn := 0
+	for _, j := range jobs {
+		if len(j.Ratio) > 0 {
+			drawn++
+		}
+	}
+	if drawn > chart.MaxRows {
+		parts = append(parts, fmt.Sprintf("the %d of %d jobs with the highest peaks", chart.MaxRows, drawn))
+	}
+	held := map[fleet.GPUKey]bool{}
+	for _, j := range f.Jobs {
+		for _, k := range j.GPUs {
+			held[k] = true
+		}
+	}
+	free := 0
+	for _, g := range f.GPUs {
+		if !held[g.Key] {
+			free++
+		}
+	}
+	if free > 0 {
+		parts = append(parts, fmt.Sprintf("%s no job held not shown", fleet.Plural(free, "GPU")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func chartPoints(ps []fleet.Point) []chart.Point {

@@ -111,3 +111,25 @@ func TestChartWithoutData(t *testing.T) {
 		t.Errorf("chart of a zero digest: %v, want ErrNoData", err)
 	}
 }
+
+// TestChartSaysWhatItLeftOut: one row per job, the rows past the limit and
+// the GPUs no job held are named in the chart's note.
+func TestChartSaysWhatItLeftOut(t *testing.T) {
+	day := dt.FleetDay(chart.MaxRows + 8) // one job per GPU: 72 jobs
+	for g := range 3 {
+		l := dt.GPULabels("hostname", "spare", fmt.Sprint(g), fmt.Sprintf("GPU-spare-%d", g), dt.A100, "10.0.9.1:9400")
+		day.Series = append(day.Series, dt.Memory(l, dt.A100MiB, dt.ReservedA, dt.Constant(0), false)...)
+	}
+	d, err := Compose(context.Background(), Inputs{Window: day.Window(), Metrics: dt.Sim{Days: []dt.Day{day}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.ChartLayout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("the %d of %d jobs with the highest peaks; 3 GPUs no job held not shown", chart.MaxRows, chart.MaxRows+8)
+	if len(l.Rows) != chart.MaxRows || l.Note != want {
+		t.Errorf("%d rows, note %q; want %d rows and %q", len(l.Rows), l.Note, chart.MaxRows, want)
+	}
+}

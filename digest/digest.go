@@ -29,9 +29,10 @@ type Metrics interface {
 	Fleet(ctx context.Context, w fleet.Window, th fleet.Thresholds) (fleet.Fleet, error)
 }
 
-// Pricer prices a GPU-hour by the DCGM modelName ("NVIDIA A100-SXM4-80GB");
-// ok is false when no price is known. provenance says where the price came
-// from, in words.
+// Pricer prices a GPU-hour by the DCGM modelName ("NVIDIA A100-SXM4-80GB")
+// or, for right-sizing's candidates, the catalog's name ("L40S", "A100
+// 40GB"); ok is false when no price is known. provenance says where the
+// price came from, in words.
 type Pricer interface {
 	PricePerGPUHour(ctx context.Context, dcgmModelName string) (usdPerGPUHour float64, provenance string, ok bool)
 }
@@ -52,6 +53,9 @@ type Inputs struct {
 	Pricer     Pricer
 	Feedback   FeedbackSource
 	Thresholds fleet.Thresholds
+	// Demo marks metrics that are a simulated day (`vrambot digest --demo`):
+	// the digest says so in its title and footer.
+	Demo bool
 }
 
 // FeedbackSource is where the digest reads the 👍/👎 people gave the bot's
@@ -87,17 +91,28 @@ const (
 // Digest is the composed digest; its JSON is `vrambot digest --json`
 // (docs/contracts.md §3).
 type Digest struct {
-	Window      WindowInfo    `json:"window"`
-	GPUsSeen    int           `json:"gpus_seen"`
-	Fleet       FleetSummary  `json:"fleet"`
-	NearOOM     []NearOOM     `json:"near_oom"`
-	IdleHolding []IdleHolding `json:"idle_holding"`
+	// Demo is true for the digest of a simulated day (digest/demo).
+	Demo     bool         `json:"demo,omitempty"`
+	Window   WindowInfo   `json:"window"`
+	GPUsSeen int          `json:"gpus_seen"`
+	Fleet    FleetSummary `json:"fleet"`
+	// NearOOMRatio is the used/capacity ratio from which a GPU is near OOM.
+	NearOOMRatio float64       `json:"near_oom_ratio"`
+	NearOOM      []NearOOM     `json:"near_oom"`
+	IdleHolding  []IdleHolding `json:"idle_holding"`
+	// NearOOMJobs and IdleJobs are near_oom and idle_holding one entry per
+	// job, as the text shows them (docs/digest.md §9).
+	NearOOMJobs []NearOOMJob `json:"near_oom_jobs"`
+	IdleJobs    []IdleJob    `json:"idle_holding_jobs"`
 	// ServingIdle are serving jobs idle most of the time they held their
 	// GPUs: memory held by design, listed apart from idle_holding.
-	ServingIdle  []ServingIdle `json:"serving_mostly_idle"`
-	Jobs         []Job         `json:"jobs"`
-	TopConsumers []Consumer    `json:"top_consumers"`
-	OOMEvents    OOMSummary    `json:"oom_events"`
+	ServingIdle []ServingIdle `json:"serving_mostly_idle"`
+	Jobs        []Job         `json:"jobs"`
+	// RightSize are jobs a smaller GPU would hold for less money
+	// (docs/digest.md §8), the largest saving first.
+	RightSize    []RightSize `json:"right_size"`
+	TopConsumers []Consumer  `json:"top_consumers"`
+	OOMEvents    OOMSummary  `json:"oom_events"`
 	// Feedback counts the 👍/👎 on the bot's answers in the window; nil
 	// when no vote log is configured or it could not be read.
 	Feedback    *feedback.Counts `json:"feedback,omitempty"`
@@ -155,8 +170,10 @@ type NearOOM struct {
 	CapacityBytes int64     `json:"capacity_bytes"`
 	TotalBytes    int64     `json:"total_bytes"` // = capacity_bytes, kept for earlier readers
 	PeakAt        time.Time `json:"peak_at"`
-	// Owner is namespace/pod at the time of the peak.
+	// Owner is namespace/pod at the time of the peak, Job the job it
+	// belongs to (see jobs[]).
 	Owner string `json:"owner,omitempty"`
+	Job   string `json:"job,omitempty"`
 	// Restarts of the owner's job in the window (it may already have crashed).
 	Restarts int `json:"restarts"`
 }
@@ -167,6 +184,7 @@ type IdleHolding struct {
 	IdleHours       float64  `json:"idle_hours"`
 	MemoryHeldBytes int64    `json:"memory_held_bytes"`
 	Owner           string   `json:"owner,omitempty"`
+	Job             string   `json:"job,omitempty"`
 	Kind            string   `json:"kind"` // the owner's job kind
 	GPUHours        float64  `json:"gpu_hours"`
 	USD             *float64 `json:"usd"`
@@ -191,19 +209,27 @@ type Job struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
 	// Pod is the job's pod; empty when several pods make the job (Pods).
-	Pod           string      `json:"pod"`
-	Pods          []string    `json:"pods,omitempty"`
-	Workload      string      `json:"workload,omitempty"`
-	Kind          string      `json:"kind"` // training, serving, notebook, unknown
-	KindReason    string      `json:"kind_reason"`
-	GPUs          int         `json:"gpus"`
-	GPUNames      []string    `json:"gpu_names"`
-	PeakUsedRatio float64     `json:"peak_used_ratio"`
+	Pod           string   `json:"pod"`
+	Pods          []string `json:"pods,omitempty"`
+	Workload      string   `json:"workload,omitempty"`
+	Kind          string   `json:"kind"` // training, serving, notebook, unknown
+	KindReason    string   `json:"kind_reason"`
+	GPUs          int      `json:"gpus"`
+	GPUNames      []string `json:"gpu_names"`
+	PeakUsedRatio float64  `json:"peak_used_ratio"`
+	// PeakUsedBytes of CapacityBytes were held on PeakGPU at PeakAt.
+	PeakUsedBytes int64       `json:"peak_used_bytes"`
+	CapacityBytes int64       `json:"capacity_bytes"`
+	PeakGPU       string      `json:"peak_gpu,omitempty"`
+	PeakAt        *time.Time  `json:"peak_at,omitempty"`
 	HoursAbove95  float64     `json:"hours_above_95"`
 	Restarts      int         `json:"restarts"`
 	RestartTimes  []time.Time `json:"restart_times"`
 	GPUHours      float64     `json:"gpu_hours"`
 	IdleGPUHours  float64     `json:"idle_gpu_hours"`
+	// Activity is its mean engine activity (0..1) while holding memory;
+	// null when no activity metric was reported.
+	Activity *float64 `json:"activity"`
 	// CostUSD prices GPUHours; nil when some GPU model has no price.
 	CostUSD        *float64 `json:"cost_usd"`
 	PriceSource    string   `json:"price_source,omitempty"`
@@ -283,11 +309,15 @@ func Compose(ctx context.Context, in Inputs) (Digest, error) {
 	}
 	th := in.Thresholds.WithDefaults()
 	d := Digest{
+		Demo:         in.Demo,
 		Window:       WindowInfo{Start: w.Start, End: w.End, Duration: FormatWindow(w.Duration())},
 		NearOOM:      []NearOOM{},
 		IdleHolding:  []IdleHolding{},
+		NearOOMJobs:  []NearOOMJob{},
+		IdleJobs:     []IdleJob{},
 		ServingIdle:  []ServingIdle{},
 		Jobs:         []Job{},
+		RightSize:    []RightSize{},
 		TopConsumers: []Consumer{},
 		OOMEvents:    OOMSummary{ByFormat: map[string]int{}, ByCause: map[string]int{}, Threads: []OOMThread{}},
 		Suggestions:  []string{},
@@ -314,7 +344,8 @@ func Compose(ctx context.Context, in Inputs) (Digest, error) {
 		d.DataQuality.MissingMetrics = append(d.DataQuality.MissingMetrics, f.Missing...)
 		d.DataQuality.Labels = append(d.DataQuality.Labels, f.Labels...)
 	}
-	prices := newPriceCache(ctx, in.Pricer)
+	prices := newPriceCache(ctx, in.Pricer, w.End)
+	d.NearOOMRatio = th.NearOOMRatio
 	d.addGPUs(f, w, th, prices)
 
 	var events []OOMEvent
@@ -342,16 +373,19 @@ func Compose(ctx context.Context, in Inputs) (Digest, error) {
 	}
 	matches := matchOOMs(events, f)
 	d.addJobs(f, prices, matches)
+	d.addRightSize(f, w, prices, matches)
 	d.addEvents(events, w, matches)
 	d.chart = chartInput(d, f, th, events, matches)
 	d.Suggestions = suggest(d)
 	return d, nil
 }
 
-// priceCache asks the Pricer once per GPU model.
+// priceCache asks the Pricer once per GPU model; end is when the window
+// ends, the day prices' ages are told on (withAge).
 type priceCache struct {
 	ctx    context.Context
 	pricer Pricer
+	end    time.Time
 	seen   map[string]price
 }
 
@@ -361,8 +395,8 @@ type price struct {
 	okay bool
 }
 
-func newPriceCache(ctx context.Context, p Pricer) *priceCache {
-	return &priceCache{ctx: ctx, pricer: p, seen: map[string]price{}}
+func newPriceCache(ctx context.Context, p Pricer, end time.Time) *priceCache {
+	return &priceCache{ctx: ctx, pricer: p, end: end, seen: map[string]price{}}
 }
 
 func (c *priceCache) get(model string) (float64, string, bool) {
@@ -373,6 +407,7 @@ func (c *priceCache) get(model string) (float64, string, bool) {
 	if !ok {
 		p.usd, p.src, p.okay = c.pricer.PricePerGPUHour(c.ctx, model)
 		p.okay = p.okay && p.usd > 0 && !math.IsInf(p.usd, 0)
+		p.src = withAge(p.src, c.end)
 		c.seen[model] = p
 	}
 	return p.usd, p.src, p.okay
@@ -403,7 +438,7 @@ func (d *Digest) addGPUs(f fleet.Fleet, w fleet.Window, th fleet.Thresholds, pri
 			d.NearOOM = append(d.NearOOM, NearOOM{
 				GPURef: ref, PeakUsedRatio: round(g.PeakUsedRatio, 3), HoursAbove95: round(g.HoursAbove, 2),
 				PeakUsedBytes: g.PeakUsedBytes, CapacityBytes: g.CapacityBytes, TotalBytes: g.CapacityBytes,
-				PeakAt: g.PeakAt, Owner: g.PeakOwner.String(), Restarts: restarts[g.PeakOwner.JobName()],
+				PeakAt: g.PeakAt, Owner: g.PeakOwner.String(), Job: g.PeakOwner.JobName(), Restarts: restarts[g.PeakOwner.JobName()],
 			})
 		}
 		for _, u := range g.Usage {
@@ -419,7 +454,7 @@ func (d *Digest) addGPUs(f fleet.Fleet, w fleet.Window, th fleet.Thresholds, pri
 			}
 			ih := IdleHolding{
 				GPURef: ref, IdleHours: round(u.IdleHours, 2), MemoryHeldBytes: u.IdleHeldBytes,
-				Owner: u.Owner.String(), Kind: string(kind), GPUHours: round(u.IdleHours*g.Share(), 2),
+				Owner: u.Owner.String(), Job: u.Owner.JobName(), Kind: string(kind), GPUHours: round(u.IdleHours*g.Share(), 2),
 			}
 			if usd, src, ok := prices.get(g.Model); ok {
 				v := round(ih.GPUHours*usd, 2)
@@ -459,6 +494,8 @@ func (d *Digest) addGPUs(f fleet.Fleet, w fleet.Window, th fleet.Thresholds, pri
 		}
 		return a.MemoryHeldBytes > b.MemoryHeldBytes
 	})
+	d.NearOOMJobs = groupNearOOM(f, th)
+	d.IdleJobs = groupIdle(f, d.IdleHolding)
 	d.NearOOM = d.NearOOM[:min(len(d.NearOOM), maxNearOOM)]
 	d.IdleHolding = d.IdleHolding[:min(len(d.IdleHolding), maxIdleHolding)]
 	d.TopConsumers = topConsumers(consumers)

@@ -422,3 +422,32 @@ type failingFeedback struct{}
 func (failingFeedback) Since(context.Context, time.Time) (feedback.Counts, error) {
 	return feedback.Counts{}, errors.New("read votes: redis: connection refused")
 }
+
+// TestDigestFromItsJSON: the JSON is the digest (DESIGN.md §3.3): read
+// back, it renders the same text and Slack replies, as bot's golden tests
+// and any reader of `vrambot digest --json` rely on.
+func TestDigestFromItsJSON(t *testing.T) {
+	busy := busyDay()
+	for _, tt := range []struct {
+		name string
+		in   Inputs
+	}{
+		{"story", storyInputs(t, dt.Sim{Days: []dt.Day{dt.StoryDay()}})},
+		{"cluster", clusterInputs(t, dt.Sim{Days: []dt.Day{dt.ClusterDay()}})},
+		{"right-size", Inputs{Window: busy.Window(), Metrics: dt.Sim{Days: []dt.Day{busy}}, Pricer: testPrices}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Compose(context.Background(), tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Digest
+			if err := json.Unmarshal(mustJSON(t, d), &back); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := back.Text(), d.Text(); got != want {
+				t.Errorf("the digest read from its JSON renders differently:\n--- from JSON\n%s\n--- composed\n%s", got, want)
+			}
+		})
+	}
+}

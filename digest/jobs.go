@@ -95,8 +95,17 @@ func (d *Digest) addJobs(f fleet.Fleet, prices *priceCache, matches map[int]oomM
 		j := Job{
 			Name: fj.Name, Namespace: fj.Namespace, Workload: fj.Workload, Kind: string(fj.Kind), KindReason: fj.KindReason,
 			GPUs: len(fj.GPUs), GPUNames: fj.GPUNames, PeakUsedRatio: round(fj.PeakUsedRatio, 3),
+			PeakUsedBytes: fj.PeakUsedBytes, CapacityBytes: fj.CapacityBytes, PeakGPU: fj.PeakGPU,
 			HoursAbove95: round(fj.HoursAbove, 2), Restarts: len(fj.Restarts), RestartTimes: []time.Time{},
 			GPUHours: round(fj.GPUHours, 2), IdleGPUHours: round(fj.IdleGPUHours, 2), MemoryGiBHours: round(fj.GiBHours, 1),
+		}
+		if fj.HasActivity {
+			a := round(fj.Activity, 3)
+			j.Activity = &a
+		}
+		if !fj.PeakAt.IsZero() {
+			at := fj.PeakAt
+			j.PeakAt = &at
 		}
 		if len(fj.Pods) == 1 {
 			j.Pod = fj.Pods[0]

@@ -38,9 +38,13 @@ func (d Digest) AllClear() bool {
 // ThreadReplies, the chart with this message; --json prints d itself.
 func (d Digest) Reply() reply.Reply {
 	loc := d.Window.End.Location()
+	title := "GPU memory digest"
+	if d.Demo {
+		title += " (demo day)"
+	}
 	r := reply.Reply{
 		Kind:  ReplyKind,
-		Title: fmt.Sprintf("GPU memory digest: %s → %s", d.Window.Start.In(loc).Format("Mon 2 Jan 15:04"), d.Window.End.Format("Mon 2 Jan 15:04 MST")),
+		Title: fmt.Sprintf("%s: %s → %s", title, d.Window.Start.In(loc).Format("Mon 2 Jan 15:04"), d.Window.End.Format("Mon 2 Jan 15:04 MST")),
 	}
 	r.Summary = d.headline()
 	if d.DataQuality.Prometheus == StatusOK && d.GPUsSeen > 0 && !d.AllClear() {
@@ -77,14 +81,14 @@ func (d Digest) headline() string {
 		head = "Prometheus has no dcgm-exporter data for this window"
 	default:
 		var parts []string
-		if n := len(d.NearOOM); n > 0 {
-			parts = append(parts, fmt.Sprintf("%d near OOM", n))
+		if len(d.NearOOMJobs) > 0 {
+			parts = append(parts, d.nearOOMCount()+" near OOM")
 		}
 		if jobs := d.restartedJobs(); len(jobs) > 0 {
 			parts = append(parts, fmt.Sprintf("%s restarted (%s)", fleet.Plural(len(jobs), "job"), fleet.Plural(d.Fleet.Restarts, "restart")))
 		}
-		if n := len(d.IdleHolding); n > 0 {
-			s := fmt.Sprintf("%d idle while holding memory (%s GPU-hours", n, formatNumber(d.Fleet.IdleGPUHours))
+		if len(d.IdleJobs) > 0 {
+			s := fmt.Sprintf("%s idle while holding memory (%s GPU-hours", d.idleCount(), formatNumber(d.Fleet.IdleGPUHours))
 			if d.Fleet.IdleUSD != nil {
 				s += ", " + formatUSD(*d.Fleet.IdleUSD)
 			}
@@ -96,6 +100,9 @@ func (d Digest) headline() string {
 				s += ", " + formatUSD(*d.Fleet.ServingIdleUSD)
 			}
 			parts = append(parts, s+")")
+		}
+		if n := len(d.RightSize); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s would fit a smaller GPU (%s/week)", fleet.Plural(n, "job"), formatUSD(d.rightSizeUSD())))
 		}
 		if n := len(d.DataQuality.StoppedReporting); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d stopped reporting", n))
@@ -121,9 +128,13 @@ func (d Digest) keyNumbers() []reply.Field {
 		{Label: "GPUs seen", Value: fmt.Sprintf("%d (%s)", d.GPUsSeen, fleet.Plural(len(d.Jobs), "job"))},
 		{Label: "Fleet memory", Value: fmt.Sprintf("peak %s, average %s", formatRatio(d.Fleet.PeakUsedRatio), formatRatio(d.Fleet.AvgUsedRatio))},
 	}
-	if len(d.NearOOM) > 0 {
-		n := d.NearOOM[0]
-		fs = append(fs, reply.Field{Label: "Near OOM", Value: fmt.Sprintf("%d (worst: %s, %s at or above 95%%)", len(d.NearOOM), n.Name(), formatHours(n.HoursAbove95))})
+	if len(d.NearOOMJobs) > 0 {
+		n := d.NearOOMJobs[0]
+		worst := n.GPU
+		if n.Job != "" {
+			worst = n.Job + " on " + n.PeakGPU
+		}
+		fs = append(fs, reply.Field{Label: "Near OOM", Value: fmt.Sprintf("%s; worst %s, %s+ for %s", d.nearOOMCount(), worst, formatRatio(d.NearOOMRatio), formatHours(n.HoursAbove95))})
 	}
 	if jobs := d.restartedJobs(); len(jobs) > 0 {
 		var names []string
@@ -132,8 +143,8 @@ func (d Digest) keyNumbers() []reply.Field {
 		}
 		fs = append(fs, reply.Field{Label: "Restarts", Value: fmt.Sprintf("%d (%s)", d.Fleet.Restarts, fleet.ListSome(names))})
 	}
-	if len(d.IdleHolding) > 0 {
-		v := fmt.Sprintf("%d, %s GPU-hours", len(d.IdleHolding), formatNumber(d.Fleet.IdleGPUHours))
+	if len(d.IdleJobs) > 0 {
+		v := fmt.Sprintf("%s, %s GPU-hours", d.idleCount(), formatNumber(d.Fleet.IdleGPUHours))
 		if d.Fleet.IdleUSD != nil {
 			v += ", " + formatUSD(*d.Fleet.IdleUSD)
 		}
@@ -145,6 +156,9 @@ func (d Digest) keyNumbers() []reply.Field {
 			v += ", " + formatUSD(*d.Fleet.ServingIdleUSD)
 		}
 		fs = append(fs, reply.Field{Label: "Serving, mostly idle", Value: v})
+	}
+	if len(d.RightSize) > 0 {
+		fs = append(fs, reply.Field{Label: "Right-size", Value: fmt.Sprintf("%s, %s/week at worst", fleet.Plural(len(d.RightSize), "job"), formatUSD(d.rightSizeUSD()))})
 	}
 	if d.OOMEvents.Total > 0 {
 		v := strconv.Itoa(d.OOMEvents.Total)
@@ -180,7 +194,11 @@ func (d Digest) footer() []string {
 	var out []string
 	switch dq.Prometheus {
 	case StatusOK:
-		out = append(out, fmt.Sprintf("Data: dcgm-exporter via Prometheus up to %s, in %s buckets.", d.Window.End.Format("Mon 15:04 MST"), dq.Step))
+		from := "dcgm-exporter via Prometheus"
+		if d.Demo {
+			from = "a simulated day of dcgm-exporter series (`vrambot digest --demo`)"
+		}
+		out = append(out, fmt.Sprintf("Data: %s up to %s, in %s buckets.", from, d.Window.End.Format(timeLayout+" MST"), dq.Step))
 	case StatusNotConfigured:
 		out = append(out, "No GPU metrics: set VRAMBOT_PROMETHEUS_URL to a Prometheus that scrapes dcgm-exporter.")
 	case StatusUnreachable:
@@ -198,16 +216,26 @@ func (d Digest) footer() []string {
 	}
 	var gaps []string
 	for _, s := range dq.StoppedReporting {
-		gaps = append(gaps, fmt.Sprintf("%s stopped reporting at %s", s.Name(), s.LastSeen.In(loc).Format("Mon 15:04")))
+		gaps = append(gaps, fmt.Sprintf("%s stopped reporting at %s", s.Name(), formatTime(s.LastSeen, loc)))
 	}
 	gaps = append(gaps, dq.MissingMetrics...)
 	if len(gaps) > 0 {
 		out = append(out, "Gaps: "+strings.Join(gaps, "; ")+".")
 	}
-	if !d.AllClear() && len(d.NearOOM)+len(d.IdleHolding)+len(d.ServingIdle)+len(d.Jobs)+d.OOMEvents.Total+len(d.TopConsumers) > 0 {
+	if !d.AllClear() && len(d.NearOOM)+len(d.IdleHolding)+len(d.ServingIdle)+len(d.Jobs)+len(d.RightSize)+d.OOMEvents.Total+len(d.TopConsumers) > 0 {
 		out = append(out, "Details in the thread.")
 	}
 	return out
+}
+
+// Text is the digest as `vrambot digest` prints it: the main message, then
+// each thread reply after a "---" line.
+func (d Digest) Text() string {
+	texts := []string{reply.Text(d.Reply())}
+	for _, t := range d.ThreadReplies() {
+		texts = append(texts, reply.Text(t))
+	}
+	return strings.Join(texts, "\n---\n\n")
 }
 
 // ThreadReplies are the details posted in the main message's thread, one
@@ -221,29 +249,19 @@ func (d Digest) ThreadReplies() []reply.Reply {
 	add := func(title string, s reply.Section) {
 		out = append(out, reply.Reply{Kind: ReplyKind, Title: title, Sections: []reply.Section{s}})
 	}
-	if len(d.NearOOM) > 0 {
+	if len(d.NearOOMJobs) > 0 {
 		var items []string
-		for _, n := range d.NearOOM {
-			s := fmt.Sprintf("%s%s%s: peak %s (%s of %s) at %s, %s at or above 95%%",
-				n.Name(), modelSuffix(n.Model), ownerSuffix(n.Owner), formatRatio(n.PeakUsedRatio),
-				formatBytes(n.PeakUsedBytes), formatBytes(n.CapacityBytes), n.PeakAt.In(loc).Format("Mon 15:04"), formatHours(n.HoursAbove95))
-			if n.Restarts > 0 {
-				s += fmt.Sprintf("; its job restarted %s", times(n.Restarts))
-			}
-			items = append(items, s)
+		for _, g := range d.NearOOMJobs {
+			items = append(items, g.line(d.NearOOMRatio, loc))
 		}
-		add("Near OOM", reply.Section{Text: "GPUs whose memory reached 95% of capacity (FB_USED + FB_FREE + FB_RESERVED of one sample), with the owner at the peak. A job that died of OOM never shows 100%: the failing allocation is never resident.", Items: items})
+		add("Near OOM", reply.Section{Text: fmt.Sprintf("Jobs whose memory reached %s of a GPU's capacity (FB_USED + FB_FREE + FB_RESERVED of one sample), one line per job: hours with any of its GPUs there, and its highest peak. A job that died of OOM never shows 100%%: the failing allocation is never resident.", formatRatio(d.NearOOMRatio)), Items: items})
 	}
 	if jobs := d.restartedJobs(); len(jobs) > 0 {
 		var items []string
 		for _, j := range jobs[:min(len(jobs), maxRestartLines)] {
-			var at []string
-			for _, t := range j.RestartTimes {
-				at = append(at, t.In(loc).Format("15:04"))
-			}
-			s := fmt.Sprintf("%s (%s) restarted %s: memory fell to about 0 by %s on %s", j.Name, j.Kind, times(j.Restarts), strings.Join(at, ", "), fleet.ListSome(j.GPUNames))
+			s := fmt.Sprintf("%s (%s) restarted %s: memory fell to about 0 by %s on %s", j.Name, j.Kind, times(j.Restarts), formatTimes(j.RestartTimes, loc), fleet.ListSome(j.GPUNames))
 			for _, o := range j.OOMs {
-				s += fmt.Sprintf("; OOM pasted in %s at %s, memory fell to 0 by %s on %s", channelRef(o.Channel), o.At.In(loc).Format("15:04"), o.RestartAt.In(loc).Format("15:04"), o.GPU)
+				s += fmt.Sprintf("; OOM pasted in %s at %s, memory fell to 0 by %s on %s", channelRef(o.Channel), formatTime(o.At, loc), formatTime(o.RestartAt, loc), o.GPU)
 				if o.Permalink != "" {
 					s += " (" + o.Permalink + ")"
 				}
@@ -252,17 +270,12 @@ func (d Digest) ThreadReplies() []reply.Reply {
 		}
 		add("Restarts", reply.Section{Text: "Held memory fell to about zero and climbed again under the same job: the process died and was restarted (a CUDA OOM ends the process). Matched with the OOMs pasted in Slack at the same time on a GPU of the same capacity.", Items: items})
 	}
-	if len(d.IdleHolding) > 0 {
+	if len(d.IdleJobs) > 0 {
 		var items []string
-		for _, h := range d.IdleHolding {
-			s := fmt.Sprintf("%s%s%s: idle %s holding %s, %s GPU-hours", h.Name(), modelSuffix(h.Model), ownerSuffix(h.Owner),
-				formatHours(h.IdleHours), formatBytes(h.MemoryHeldBytes), formatNumber(h.GPUHours))
-			if h.USD != nil {
-				s += fmt.Sprintf(", %s (%s)", formatUSD(*h.USD), h.PriceSource)
-			}
-			items = append(items, s)
+		for _, g := range d.IdleJobs {
+			items = append(items, g.line())
 		}
-		add("Idle while holding memory", reply.Section{Text: "Under 5% engine activity while holding at least 1 GiB; serving engines are listed apart.", Items: items})
+		add("Idle while holding memory", reply.Section{Text: "Under 5% engine activity while holding at least 1 GiB, one line per job; serving engines are listed apart.", Items: items})
 	}
 	if len(d.ServingIdle) > 0 {
 		var items []string
@@ -275,12 +288,19 @@ func (d Digest) ThreadReplies() []reply.Reply {
 		}
 		add("Serving, mostly idle", reply.Section{Text: "Inference servers hold their memory by design (vLLM, SGLang and TGI pre-allocate gpu_memory_utilization of it); these sat idle between requests most of the window.", Items: items})
 	}
+	if len(d.RightSize) > 0 {
+		var items []string
+		for _, r := range d.RightSize {
+			items = append(items, d.rightSizeLine(r))
+		}
+		add(fmt.Sprintf("Right-size (%s/week)", formatUSD(d.rightSizeUSD())), reply.Section{Text: rightSizeText, Items: items})
+	}
 	if len(d.Jobs) > 0 {
 		var items []string
 		for _, j := range d.Jobs[:min(len(d.Jobs), maxJobLines)] {
 			s := fmt.Sprintf("%s (%s, %s): %s GPU-hours, peak %s", j.Name, j.Kind, fleet.Plural(j.GPUs, "GPU"), formatNumber(j.GPUHours), formatRatio(j.PeakUsedRatio))
 			if j.HoursAbove95 > 0 {
-				s += fmt.Sprintf(", %s at or above 95%%", formatHours(j.HoursAbove95))
+				s += fmt.Sprintf(", %s+ for %s", formatRatio(d.NearOOMRatio), formatHours(j.HoursAbove95))
 			}
 			if j.Restarts > 0 {
 				s += ", restarted " + times(j.Restarts)
@@ -306,7 +326,7 @@ func (d Digest) ThreadReplies() []reply.Reply {
 	if d.OOMEvents.Total > 0 {
 		var items []string
 		for _, t := range d.OOMEvents.Threads {
-			s := t.At.In(loc).Format("Mon 15:04") + " " + joinNonEmpty(", ", t.Framework, t.Format, causeText(t.Cause), t.Device)
+			s := formatTime(t.At, loc) + " " + joinNonEmpty(", ", t.Framework, t.Format, causeText(t.Cause), t.Device)
 			if t.TriedBytes != nil {
 				s += ", tried " + formatBytes(*t.TriedBytes)
 			}
@@ -330,7 +350,7 @@ func (d Digest) ThreadReplies() []reply.Reply {
 	if dq := d.DataQuality; len(dq.MissingMetrics)+len(dq.StoppedReporting)+len(dq.Labels) > 0 {
 		var items []string
 		for _, s := range dq.StoppedReporting {
-			items = append(items, fmt.Sprintf("%s stopped reporting: last sample %s", s.Name(), s.LastSeen.In(loc).Format("Mon 15:04 MST")))
+			items = append(items, fmt.Sprintf("%s stopped reporting: last sample %s", s.Name(), s.LastSeen.In(loc).Format(timeLayout+" MST")))
 		}
 		items = append(items, dq.MissingMetrics...)
 		for _, l := range dq.Labels {
@@ -403,12 +423,16 @@ func formatCounts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// formatHours is "6 h", "1.5 h" or "45 min".
+// formatHours is "6 h", "3 h 10 min" or "45 min".
 func formatHours(h float64) string {
-	if h < 1 {
-		return fmt.Sprintf("%.0f min", h*60)
+	m := int(math.Round(h * 60))
+	switch {
+	case m < 60:
+		return fmt.Sprintf("%d min", m)
+	case m%60 == 0:
+		return fmt.Sprintf("%d h", m/60)
 	}
-	return formatNumber(h) + " h"
+	return fmt.Sprintf("%d h %d min", m/60, m%60)
 }
 
 // formatNumber prints at most one decimal and drops a trailing ".0".
@@ -431,7 +455,39 @@ func formatRatio(r float64) string { return formatNumber(r*100) + "%" }
 
 func formatUSD(v float64) string { return fmt.Sprintf("$%.2f", v) }
 
-func formatClock(t time.Time, loc *time.Location) string { return t.In(loc).Format("Mon 15:04") }
+// timeLayout is how every time in the digest is written: with its day, so
+// a Wednesday-to-Wednesday window says which Wednesday ("Wed 25 Nov 23:55").
+const timeLayout = "Mon 2 Jan 15:04"
+
+// formatTime is t in loc as timeLayout writes it.
+func formatTime(t time.Time, loc *time.Location) string { return t.In(loc).Format(timeLayout) }
+
+// formatTimes writes times in order, the day once for the times on it:
+// "Mon 8 Jan 03:15, 09:40; Tue 9 Jan 01:00".
+func formatTimes(ts []time.Time, loc *time.Location) string {
+	var days []string
+	lastDay := ""
+	for _, t := range ts {
+		t = t.In(loc)
+		day := t.Format("Mon 2 Jan")
+		if day == lastDay {
+			days[len(days)-1] += ", " + t.Format("15:04")
+			continue
+		}
+		lastDay = day
+		days = append(days, day+" "+t.Format("15:04"))
+	}
+	return strings.Join(days, "; ")
+}
+
+// formatOf is "78.9 of 79.6 GiB": a part and its whole in the whole's unit.
+func formatOf(part, whole int64) string {
+	unit, div := "GiB", float64(1<<30)
+	if whole < 1<<30 {
+		unit, div = "MiB", float64(1<<20)
+	}
+	return fmt.Sprintf("%s of %s %s", formatNumber(float64(part)/div), formatNumber(float64(whole)/div), unit)
+}
 
 // truncate cuts s to n runes, marking the cut.
 func truncate(s string, n int) string {

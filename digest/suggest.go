@@ -5,42 +5,45 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/vrambot/vrambot/advisor/rightsize"
 	"github.com/vrambot/vrambot/digest/fleet"
 )
 
 // suggest derives at most three concrete actions from the findings, the
 // most urgent first: a job at the edge of OOM (or already crashing), jobs
-// that keep restarting, money burnt by idle GPUs, quiet servers, the
-// commonest OOM cause, then blind spots in the data.
+// that keep restarting, then the money (idle GPUs, right-sizing, quiet
+// servers), the largest sum over the window first, then the commonest OOM
+// cause and blind spots in the data. A job is named in one suggestion at
+// most.
 func suggest(d Digest) []string {
 	out := []string{}
 	loc := d.Window.End.Location()
 	mentioned := map[string]bool{}
-	if len(d.NearOOM) > 0 {
-		n := d.NearOOM[0]
-		who := n.Owner
-		if who == "" {
-			who = "the job"
+	if len(d.NearOOMJobs) > 0 {
+		n := d.NearOOMJobs[0]
+		who := n.label(false)
+		if n.Job == "" {
+			who = "the job on " + n.GPU
+		}
+		peak := fmt.Sprintf("peak %s", formatOf(n.PeakUsedBytes, n.CapacityBytes))
+		if n.Job != "" && n.GPUs > 1 {
+			peak += " on " + n.onGPU(n.PeakGPU)
 		}
 		fix := "cut the micro-batch and add gradient accumulation, or set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`"
 		if n.Restarts > 0 {
-			out = append(out, fmt.Sprintf("%s on %s ran at %s of memory (peak %s of %s) and restarted %s: it is probably dying of OOM; %s.",
-				who, n.Name(), formatRatio(n.PeakUsedRatio), formatBytes(n.PeakUsedBytes), formatBytes(n.CapacityBytes), times(n.Restarts), fix))
+			out = append(out, fmt.Sprintf("%s ran at %s of memory (%s) and restarted %s: it is probably dying of OOM; %s.",
+				who, formatRatio(n.PeakUsedRatio), peak, times(n.Restarts), fix))
 		} else {
-			out = append(out, fmt.Sprintf("%s on %s spent %s at or above 95%% memory (peak %s of %s): %s, before it OOMs.",
-				who, n.Name(), formatHours(n.HoursAbove95), formatBytes(n.PeakUsedBytes), formatBytes(n.CapacityBytes), fix))
+			out = append(out, fmt.Sprintf("%s spent %s at %s+ memory (%s): %s, before it OOMs.",
+				who, formatHours(n.HoursAbove95), formatRatio(d.NearOOMRatio), peak, fix))
 		}
-		mentioned[jobOf(d, n.Owner)] = true
+		mentioned[n.Job] = true
 	}
 	for _, j := range d.restartedJobs() {
 		if mentioned[j.Name] {
 			continue
 		}
-		var at []string
-		for _, t := range j.RestartTimes {
-			at = append(at, formatClock(t, loc))
-		}
-		s := fmt.Sprintf("%s restarted %s (memory fell to 0 by %s): read its logs for the exit reason", j.Name, times(j.Restarts), fleet.ListSome(at))
+		s := fmt.Sprintf("%s restarted %s (memory fell to 0 by %s): read its logs for the exit reason", j.Name, times(j.Restarts), formatTimes(j.RestartTimes, loc))
 		if len(j.OOMs) > 0 {
 			s += fmt.Sprintf("; %s pasted in Slack at the same time, so the staged fixes in %s apply", fleet.Plural(len(j.OOMs), "OOM"), threadRef(j.OOMs[0]))
 		}
@@ -48,31 +51,7 @@ func suggest(d Digest) []string {
 		mentioned[j.Name] = true
 		break
 	}
-	if len(d.IdleHolding) > 0 {
-		ih := d.IdleHolding[0]
-		who := ih.Owner
-		if who == "" {
-			who = "whatever holds it"
-		}
-		cost := ""
-		if ih.USD != nil {
-			cost = fmt.Sprintf(", about %s", formatUSD(*ih.USD))
-		}
-		s := fmt.Sprintf("Stop or scale down %s: idle %s on %s while holding %s%s.", who, formatHours(ih.IdleHours), ih.Name(), formatBytes(ih.MemoryHeldBytes), cost)
-		if notebooks := countNotebooks(d.IdleHolding); notebooks > 1 {
-			s += fmt.Sprintf(" %d idle notebooks hold GPUs: an idle culler (e.g. JupyterHub's cull-idle) would free them.", notebooks)
-		}
-		out = append(out, s)
-	}
-	if len(d.ServingIdle) > 0 {
-		s := d.ServingIdle[0]
-		cost := ""
-		if s.USD != nil {
-			cost = ", " + formatUSD(*s.USD)
-		}
-		out = append(out, fmt.Sprintf("%s served from %s but was idle %s of the time (%s idle GPU-hours%s): fewer replicas, a smaller model or GPU, or scale-to-zero would free them.",
-			s.Name, fleet.Plural(s.GPUs, "GPU"), formatRatio(s.IdleShare), formatNumber(s.IdleGPUHours), cost))
-	}
+	out = append(out, moneySuggestions(d, mentioned)...)
 	if cause, n := topCause(d.OOMEvents.ByCause); n > 0 {
 		s := fmt.Sprintf("%d of the %s pasted in Slack had cause `%s`: see the linked threads for the staged fixes.", n, fleet.Plural(d.OOMEvents.Total, "OOM"), cause)
 		if strings.Contains(cause, "frag") {
@@ -82,9 +61,69 @@ func suggest(d Digest) []string {
 	}
 	if len(d.DataQuality.StoppedReporting) > 0 {
 		s := d.DataQuality.StoppedReporting[0]
-		out = append(out, fmt.Sprintf("Check dcgm-exporter on %s: no samples since %s.", s.Host, formatClock(s.LastSeen, loc)))
+		out = append(out, fmt.Sprintf("Check dcgm-exporter on %s: no samples since %s.", s.Host, formatTime(s.LastSeen, loc)))
 	}
 	return out[:min(len(out), maxSuggestions)]
+}
+
+// moneySuggestion is a suggestion that saves usd over the window.
+type moneySuggestion struct {
+	text string
+	usd  float64
+}
+
+// moneySuggestions are the idle GPU, right-size and quiet-server
+// suggestions, the one saving the most over the window first (a weekly
+// right-size saving counts for the window's share of a week). A finding
+// without a price ranks last.
+func moneySuggestions(d Digest, mentioned map[string]bool) []string {
+	var ms []moneySuggestion
+	for _, g := range d.IdleJobs {
+		if g.Job != "" && mentioned[g.Job] {
+			continue
+		}
+		who := g.label(false)
+		if g.Job == "" {
+			who = "whatever holds " + g.GPU
+		}
+		cost, usd := "", -1.0
+		if g.USD != nil {
+			cost, usd = fmt.Sprintf(", about %s", formatUSD(*g.USD)), *g.USD
+		}
+		s := fmt.Sprintf("Stop or scale down %s: idle %s while holding %s%s.", who, formatHours(g.IdleHours), formatBytes(g.MemoryHeldBytes), cost)
+		if notebooks := countNotebooks(d.IdleHolding); notebooks > 1 {
+			s += fmt.Sprintf(" %d idle notebooks hold GPUs: an idle culler (e.g. JupyterHub's cull-idle) would free them.", notebooks)
+		}
+		ms = append(ms, moneySuggestion{s, usd})
+		mentioned[g.Job] = true
+		break
+	}
+	weeks := d.Window.End.Sub(d.Window.Start).Hours() / rightsize.HoursPerWeek
+	for _, r := range d.RightSize {
+		if mentioned[r.Job] {
+			continue
+		}
+		s := fmt.Sprintf("Move %s to %s: its peak of %s per GPU fits with %s to spare, saving at least %s a week (%s).",
+			r.Job, r.target(), formatBytes(r.PeakBytes), formatRatio(rightsize.Margin), formatUSD(r.USDPerWeekSaved), d.speedNote(r))
+		ms = append(ms, moneySuggestion{s, r.USDPerWeekSaved * weeks})
+		mentioned[r.Job] = true
+		break
+	}
+	if len(d.ServingIdle) > 0 && !mentioned[d.ServingIdle[0].Name] {
+		s := d.ServingIdle[0]
+		cost, usd := "", -1.0
+		if s.USD != nil {
+			cost, usd = ", "+formatUSD(*s.USD), *s.USD
+		}
+		ms = append(ms, moneySuggestion{fmt.Sprintf("%s served from %s but was idle %s of the time (%s idle GPU-hours%s): fewer replicas, a smaller model or GPU, or scale-to-zero would free them.",
+			s.Name, fleet.Plural(s.GPUs, "GPU"), formatRatio(s.IdleShare), formatNumber(s.IdleGPUHours), cost), usd})
+	}
+	sort.SliceStable(ms, func(a, b int) bool { return ms[a].usd > ms[b].usd })
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.text
+	}
+	return out
 }
 
 // jobOf is the job an owner ("namespace/pod") belongs to.

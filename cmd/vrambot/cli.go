@@ -24,7 +24,8 @@ usage:
                                              (--config: a local config.json is the model)
   vrambot oom     [--json] [FILE|-]          parse and diagnose an OOM paste (stdin by default)
   vrambot prices  [--json] [--refresh] [--gpu NAME] [--min-memory 24GiB]
-  vrambot digest  [--json] [--dry-run] [--window 24h|7d] [--at RFC3339] [--chart FILE]
+  vrambot digest  [--json|--blocks] [--dry-run] [--window 24h|7d] [--at RFC3339] [--chart FILE]
+                  [--demo]                   the digest of a simulated day: see it before wiring Prometheus
   vrambot serve                              the Slack bot (+ cron jobs)
   vrambot manifest                           print the Slack app manifest for this config
   vrambot models  [--json] [WORD]            the model catalog (name, id, params, active params, context, source)
@@ -39,6 +40,7 @@ examples:
   vrambot vram Qwen/Qwen3-8B lora 4090
   vrambot vram --json --config ./config.json inference h100
   pbpaste | vrambot oom
+  vrambot digest --demo --chart demo.png
 `
 
 // subcommand is one of vrambot's commands: its name and how it runs,

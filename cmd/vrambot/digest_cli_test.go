@@ -99,13 +99,70 @@ func TestDigestWindowFlag(t *testing.T) {
 	}
 }
 
+// TestDigestChartWithoutMetrics: with no Prometheus the digest is the
+// digest of what there is (the OOM log), the chart is skipped with a note
+// naming VRAMBOT_PROMETHEUS_URL, no file is written, and the exit is 0.
 func TestDigestChartWithoutMetrics(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "chart.png")
-	code, _, stderr := runCLI(t, nil, "", "digest", "--dry-run", "--chart", file)
-	if code != 1 || !strings.Contains(stderr, "VRAMBOT_PROMETHEUS_URL") {
-		t.Errorf("exit %d, %q; want 1 naming VRAMBOT_PROMETHEUS_URL", code, stderr)
+	code, out, stderr := runCLI(t, nil, "", "digest", "--dry-run", "--chart", file)
+	if code != 0 || !strings.Contains(stderr, "--chart: skipped") || !strings.Contains(stderr, "VRAMBOT_PROMETHEUS_URL") {
+		t.Errorf("exit %d, %q; want 0 and a note naming VRAMBOT_PROMETHEUS_URL", code, stderr)
+	}
+	if !strings.Contains(out, "Prometheus is not configured") {
+		t.Errorf("no digest printed: %.300s", out)
 	}
 	if _, err := os.Stat(file); err == nil {
 		t.Error("a chart file was written with nothing to draw")
+	}
+}
+
+// TestDigestDemo is issue 27's CLI acceptance: `vrambot digest --demo`
+// needs no service and prints the demo day's digest as its golden files
+// hold it (digest/demo/testdata) as text, --json and --blocks, and --chart
+// writes its PNG; --demo takes no --window or --at.
+func TestDigestDemo(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		golden string
+	}{
+		{"text", nil, "demo.txt"},
+		{"json", []string{"--json"}, "demo.json"},
+		{"blocks", []string{"--blocks", "--dry-run"}, "demo.blocks.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := runCLI(t, nil, "", append([]string{"digest", "--demo"}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			want, err := os.ReadFile(filepath.Join("..", "..", "digest", "demo", "testdata", tt.golden))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out != string(want) {
+				t.Errorf("digest --demo %v differs from digest/demo/testdata/%s (go test ./digest/demo -update rewrites it):\n%.2000s", tt.args, tt.golden, out)
+			}
+		})
+	}
+	file := filepath.Join(t.TempDir(), "demo.png")
+	if code, _, stderr := runCLI(t, nil, "", "digest", "--demo", "--chart", file); code != 0 {
+		t.Fatalf("--chart: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("demo chart is not a PNG: %v", err)
+	}
+	if img.Bounds().Dx() != 1200 || img.Bounds().Dy() != 150+18*22 {
+		t.Errorf("demo chart is %v, want 1200x546 (22 heatmap rows)", img.Bounds())
+	}
+	for _, args := range [][]string{{"--window", "7d"}, {"--at", "2026-11-29T09:00:00Z"}, {"--json", "--blocks"}} {
+		if code, _, stderr := runCLI(t, nil, "", append([]string{"digest", "--demo"}, args...)...); code != 2 {
+			t.Errorf("digest --demo %v: exit %d (%s), want 2", args, code, stderr)
+		}
 	}
 }

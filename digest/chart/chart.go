@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vrambot/vrambot/internal/safetext"
@@ -60,6 +62,9 @@ type Input struct {
 	// Rows are the series, most important first; their order is kept.
 	Rows    []Row
 	Markers []Marker
+	// Note says what the caller left out of Rows ("3 GPUs without a job
+	// not shown"); the chart shows it with its own.
+	Note string
 }
 
 // Row is one GPU or job.
@@ -105,8 +110,11 @@ type Layout struct {
 	Rows []string `json:"rows"`
 	// SeriesColors are the lines' colours, one per row.
 	SeriesColors []string `json:"series_colors,omitempty"`
-	// Scale is the heatmap's colours from 0 % up to the threshold.
+	// Scale is the heatmap's colours from 0 % up to the threshold, and
+	// ScaleFrom the percentage each starts at (the last, "tight", ends at
+	// the threshold).
 	Scale       []string      `json:"scale,omitempty"`
+	ScaleFrom   []float64     `json:"scale_from,omitempty"`
 	NoDataColor string        `json:"no_data_color,omitempty"`
 	Threshold   ThresholdMark `json:"threshold"`
 	Legend      LegendPlan    `json:"legend"`
@@ -136,26 +144,33 @@ type MarkerPlan struct {
 	Glyph string     `json:"glyph"`
 }
 
-// Colours. The lines' palette is Tableau 10 without its red and grey: eight
-// hues that stay apart for colour-blind readers; red is kept for the
-// threshold alone. The heatmap runs from near-white to dark blue up to the
-// threshold, and cells at or above it are the same red.
+// Colours (docs/digest.md §10). The lines' palette is Tableau 10 without
+// its red and grey: eight hues that stay apart for colour-blind readers.
+// The heatmap reads at a glance in five classes: four steps of ColorBrewer's
+// YlGnBu from pale to navy (0-25-50-75-90 %), amber for "tight" (the last
+// five points under the threshold: 90-95 %), and a dark red at or above
+// the threshold, the one red of every chart (its dashed line too). Each
+// class is at least ΔE2000 15 from the next, for normal vision and under
+// deuteranopia and protanopia (Machado 2009); palette_test.go checks it.
+// No data is a dark grey no class comes near.
 var (
 	linePalette = []color.RGBA{
 		rgb(0x4E79A7), rgb(0xF28E2B), rgb(0x76B7B2), rgb(0x59A14F),
 		rgb(0xEDC948), rgb(0xB07AA1), rgb(0xFF9DA7), rgb(0x9C755F),
 	}
-	thresholdColor = rgb(0xE15759)
-	noDataColor    = rgb(0xD9D9D9)
-	heatLow        = rgb(0xF7FBFF)
-	heatHigh       = rgb(0x08306B)
+	heatScale = []color.RGBA{rgb(0xFFFFD9), rgb(0x7FCDBB), rgb(0x1D91C0), rgb(0x0C2C84), rgb(0xFEC44F)}
+	// heatFrom are the percentages the classes of heatScale start at; the
+	// last starts tightBelow points under the threshold instead.
+	heatFrom       = []float64{0, 25, 50, 75}
+	thresholdColor = rgb(0xB2182B)
+	noDataColor    = rgb(0x737373)
 	markerColor    = rgb(0x000000)
 	haloColor      = rgb(0xFFFFFF)
 )
 
-// heatSteps is how many colours the scale has below the threshold: one per
-// 5 % of memory.
-const heatSteps = 19
+// tightBelow is how many percentage points under the near-OOM threshold
+// memory counts as tight (docs/digest.md §2.5: 90 % for 95 %).
+const tightBelow = 5
 
 func rgb(v uint32) color.RGBA {
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xFF}
@@ -163,15 +178,16 @@ func rgb(v uint32) color.RGBA {
 
 func hex(c color.RGBA) string { return fmt.Sprintf("#%02X%02X%02X", c.R, c.G, c.B) }
 
-// heatScale is the heatmap palette: heatSteps colours from heatLow to heatHigh.
-func heatScale() []color.RGBA {
-	out := make([]color.RGBA, heatSteps)
-	for i := range out {
-		f := float64(i) / float64(heatSteps-1)
-		mix := func(a, b uint8) uint8 { return uint8(float64(a) + (float64(b)-float64(a))*f + 0.5) }
-		out[i] = color.RGBA{R: mix(heatLow.R, heatHigh.R), G: mix(heatLow.G, heatHigh.G), B: mix(heatLow.B, heatHigh.B), A: 0xFF}
+// scaleFrom are the percentages each heatScale class starts at for a
+// threshold at thresholdPct: 0, 25, 50, 75 and, for "tight", five points
+// under the threshold (classes a low threshold overtakes start there).
+func scaleFrom(thresholdPct float64) []float64 {
+	tight := max(thresholdPct-tightBelow, 0)
+	out := make([]float64, 0, len(heatScale))
+	for _, f := range heatFrom {
+		out = append(out, min(f, tight))
 	}
-	return out
+	return append(out, tight)
 }
 
 // Plan validates in and decides the layout.
@@ -186,6 +202,9 @@ func Plan(in Input) (Layout, error) {
 	th := in.Threshold
 	if th <= 0 || th > 1 {
 		th = 0.95
+	}
+	if in.Note != "" {
+		note = strings.Join(slices.DeleteFunc([]string{in.Note, note}, func(s string) bool { return s == "" }), "; ")
 	}
 	l := Layout{WidthPx: widthPx, Font: Font, Title: in.Title, Note: note, Markers: []MarkerPlan{}}
 	for _, r := range rows {
@@ -204,9 +223,10 @@ func Plan(in Input) (Layout, error) {
 	} else {
 		l.Kind = "heatmap"
 		l.HeightPx = max(minHeatmapPx, chromePx+rowPx*len(rows))
-		for _, c := range heatScale() {
+		for _, c := range heatScale {
 			l.Scale = append(l.Scale, hex(c))
 		}
+		l.ScaleFrom = scaleFrom(th * 100)
 		l.NoDataColor = hex(noDataColor)
 		l.Threshold = ThresholdMark{Ratio: th, Color: hex(thresholdColor), Drawn: "cells at or above"}
 		for _, e := range heatLegend(th) {
@@ -263,20 +283,33 @@ type legendSwatch struct {
 	color color.RGBA
 }
 
-// heatLegend names five steps of the scale, the threshold's colour and the
-// no-data colour.
+// heatLegend names every class of the scale with its range, the
+// threshold's colour and the no-data colour.
 func heatLegend(th float64) []legendSwatch {
+	pct := th * 100
+	from := scaleFrom(pct)
 	var out []legendSwatch
-	for _, pct := range []float64{0, 25, 50, 75, 90} {
-		out = append(out, legendSwatch{fmt.Sprintf("%.0f%%", pct), heatColor(pct, th*100)})
+	for i, c := range heatScale {
+		to := pct
+		if i+1 < len(from) {
+			to = from[i+1]
+		}
+		if to <= from[i] {
+			continue // overtaken by a low threshold
+		}
+		label := fmt.Sprintf("%.0f–%.0f%%", from[i], to)
+		if i == len(heatScale)-1 {
+			label += " (tight)"
+		}
+		out = append(out, legendSwatch{label, c})
 	}
 	return append(out,
-		legendSwatch{fmt.Sprintf("≥ %.0f%% (near OOM)", th*100), thresholdColor},
+		legendSwatch{fmt.Sprintf("≥ %.0f%% (near OOM)", pct), thresholdColor},
 		legendSwatch{"no data", noDataColor})
 }
 
 // heatColor is the colour of a cell at pct percent used, the threshold at
-// thresholdPct: the scale step nearest to pct, red at or above the threshold.
+// thresholdPct: the class pct falls in, red at or above the threshold.
 func heatColor(pct, thresholdPct float64) color.RGBA {
 	switch {
 	case math.IsNaN(pct):
@@ -284,9 +317,14 @@ func heatColor(pct, thresholdPct float64) color.RGBA {
 	case pct >= thresholdPct:
 		return thresholdColor
 	}
-	scale := heatScale()
-	step := int(pct/thresholdPct*float64(len(scale)-1) + 0.5)
-	return scale[min(max(step, 0), len(scale)-1)]
+	from := scaleFrom(thresholdPct)
+	c := heatScale[0]
+	for i, f := range from {
+		if pct >= f {
+			c = heatScale[i]
+		}
+	}
+	return c
 }
 
 func glyphName(k MarkerKind) string {

@@ -57,24 +57,24 @@ func StoryDay() Day {
 		}
 		return 60000, true
 	}, false)...)
-	s = append(s, Series{fleet.MetricEngineActive, a0, Constant(0.85)}, Series{fleet.MetricGPUUtil, a0, Constant(92)})
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: a0, Value: Constant(0.85)}, Series{Metric: fleet.MetricGPUUtil, Labels: a0, Value: Constant(92)})
 	a1 := GPULabels("hostname", "node-a", "1", "GPU-1a1a1a1a-1111-2222-3333-444444444444", A100, "10.0.0.1:9400", Workload("research", "jupyter-alice-0", "notebook")...)
 	s = append(s, Memory(a1, A100MiB, ReservedA, Constant(30720), false)...)
-	s = append(s, Series{fleet.MetricEngineActive, a1, Constant(0)}, Series{fleet.MetricGPUUtil, a1, Constant(0)})
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: a1, Value: Constant(0)}, Series{Metric: fleet.MetricGPUUtil, Labels: a1, Value: Constant(0)})
 	a2 := GPULabels("hostname", "node-a", "2", "GPU-2a2a2a2a-1111-2222-3333-444444444444", A100, "10.0.0.1:9400")
 	s = append(s, Memory(a2, A100MiB, ReservedA, Constant(0), false)...)
-	s = append(s, Series{fleet.MetricEngineActive, a2, Constant(0)}, Series{fleet.MetricGPUUtil, a2, Constant(0)})
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: a2, Value: Constant(0)}, Series{Metric: fleet.MetricGPUUtil, Labels: a2, Value: Constant(0)})
 	b0 := GPULabels("Hostname", "node-b", "0", "GPU-0b0b0b0b-1111-2222-3333-444444444444", H100, "10.0.0.2:9400", Workload("ml-infer", "vllm-0", "vllm")...)
 	s = append(s, Memory(b0, H100MiB, 0, Until(at(12, 0), 70000), true)...)
-	s = append(s, Series{fleet.MetricGPUUtil, b0, Until(at(12, 0), 80)})
+	s = append(s, Series{Metric: fleet.MetricGPUUtil, Labels: b0, Value: Until(at(12, 0), 80)})
 	c1 := GPULabels("hostname", "node-c", "0", "GPU-0c0c0c0c-1111-2222-3333-444444444444", A100, "10.0.0.3:9400",
 		append(Workload("ml-train", "eval-3", "eval"), "GPU_I_PROFILE", "3g.40gb", "GPU_I_ID", "1")...)
 	s = append(s, Memory(c1, MIG3gMiB, 0, Constant(20000), false)...)
-	s = append(s, Series{fleet.MetricEngineActive, c1, Constant(0.6)})
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: c1, Value: Constant(0.6)})
 	c7 := GPULabels("hostname", "node-c", "0", "GPU-0c0c0c0c-1111-2222-3333-444444444444", A100, "10.0.0.3:9400",
 		append(Workload("research", "jupyter-bob-0", "notebook"), "GPU_I_PROFILE", "1g.10gb", "GPU_I_ID", "7")...)
 	s = append(s, Memory(c7, MIG1gMiB, 0, Constant(4096), false)...)
-	s = append(s, Series{fleet.MetricEngineActive, c7, Constant(0)})
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: c7, Value: Constant(0)})
 	return Day{Start: StoryStart, End: StoryStart.Add(24 * time.Hour), Every: time.Minute, Series: s}
 }
 
@@ -122,7 +122,7 @@ func ClusterDay() Day {
 		return fmt.Sprintf("GPU-%c%d%c%d0000-1111-2222-3333-444444444444", host[len(host)-1], gpu, host[len(host)-1], gpu)
 	}
 	busy := func(l map[string]string, v float64) []Series {
-		return []Series{{fleet.MetricEngineActive, l, Constant(v)}, {fleet.MetricGPUUtil, l, Constant(v * 100)}}
+		return []Series{{Metric: fleet.MetricEngineActive, Labels: l, Value: Constant(v)}, {Metric: fleet.MetricGPUUtil, Labels: l, Value: Constant(v * 100)}}
 	}
 
 	// node-h: the H100 that changes pod mid-day.
@@ -130,9 +130,9 @@ func ClusterDay() Day {
 	first := With(h0, Workload("ml-train", FirstH100Pod, "trainer")...)
 	second := With(h0, Workload("ml-train", SecondH100Pod, "trainer")...)
 	s = append(s, Memory(first, H100MiB, ReservedH, Until(at(12, 1), 53000), false)...)
-	s = append(s, Series{fleet.MetricEngineActive, first, Until(at(12, 1), 0.7)})
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: first, Value: Until(at(12, 1), 0.7)})
 	s = append(s, Memory(h0, H100MiB, ReservedH, Between(at(12, 1), at(12, 2), Constant(0)), false)...)
-	s = append(s, Series{fleet.MetricEngineActive, h0, Between(at(12, 1), at(12, 2), Constant(0))})
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: h0, Value: Between(at(12, 1), at(12, 2), Constant(0))})
 	s = append(s, Memory(second, H100MiB, ReservedH, func(t time.Time) (float64, bool) {
 		switch {
 		case !t.After(at(12, 2)):
@@ -142,7 +142,7 @@ func ClusterDay() Day {
 		}
 		return 57000, true
 	}, false)...)
-	s = append(s, Series{fleet.MetricEngineActive, second, Between(at(12, 2), at(24, 0), Constant(0.8))})
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: second, Value: Between(at(12, 2), at(24, 0), Constant(0.8))})
 
 	// node-a GPUs 0-3: one 4-GPU pod.
 	for g := range 4 {
@@ -165,7 +165,7 @@ func ClusterDay() Day {
 		}
 		return 70000, true
 	}, false)...)
-	s = append(s, Series{fleet.MetricEngineActive, a4, func(t time.Time) (float64, bool) {
+	s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: a4, Value: func(t time.Time) (float64, bool) {
 		if crashed(t) {
 			return 0, true
 		}
@@ -176,7 +176,7 @@ func ClusterDay() Day {
 	for g := range 2 {
 		l := GPULabels("hostname", "node-b", fmt.Sprint(g), uuid("node-b", g), A100, inst("node-b"), Workload("ml-infer", VLLMPod, "vllm")...)
 		s = append(s, Memory(l, A100MiB, ReservedA, Constant(0.9*A100MiB), false)...)
-		s = append(s, Series{fleet.MetricEngineActive, l, func(t time.Time) (float64, bool) {
+		s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: l, Value: func(t time.Time) (float64, bool) {
 			if t.Minute() < 3 {
 				return 0.35, true
 			}
@@ -209,7 +209,61 @@ func FleetDay(n int) Day {
 			Workload("ml-train", fmt.Sprintf("job-%02d", i), "trainer")...)
 		level := float64(A100MiB-ReservedA) * float64(i%10+1) / 11
 		s = append(s, Memory(l, A100MiB, ReservedA, Constant(level), false)...)
-		s = append(s, Series{fleet.MetricEngineActive, l, Constant(0.5)})
+		s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: l, Value: Constant(0.5)})
 	}
 	return Day{Start: ClusterStart, End: ClusterStart.Add(24 * time.Hour), Every: 5 * time.Minute, Series: s}
+}
+
+// WeekStart is the fleet week's start: Monday 2024-01-15 00:00 UTC.
+var WeekStart = time.Date(2024, 1, 15, 0, 0, 0, 0, time.UTC)
+
+// FleetWeek is a week of n GPUs (H100s, eight to a node) sampled every
+// `every`, for the digest's benchmark against a real Prometheus: on most
+// nodes one 8-GPU pod, which on every fifth node runs near OOM for two
+// hours a day; on every fourth node eight single-GPU pods of which one is
+// a notebook idle all week and one leaves its GPU free half of each day;
+// labels as dcgm-exporter behind a ServiceMonitor writes them, without the
+// exporter's pod and driver labels (they change no work, only file size).
+func FleetWeek(n int, every time.Duration) Day {
+	var s []Series
+	for i := range n {
+		node, gpu := i/8, i%8
+		host := fmt.Sprintf("gpu-node-%03d", node)
+		pod := fmt.Sprintf("train-%03d-0", node)
+		var used func(time.Time) (float64, bool)
+		active := Constant(0.85)
+		switch {
+		case node%4 == 3 && gpu == 0:
+			pod = fmt.Sprintf("jupyter-%03d", node)
+			used, active = Constant(30720), Constant(0)
+		case node%4 == 3 && gpu == 1:
+			pod = fmt.Sprintf("batch-%03d", node)
+			used = func(t time.Time) (float64, bool) {
+				if t.Hour() < 12 {
+					return 40000, true
+				}
+				return 0, true
+			}
+		case node%4 == 3:
+			pod = fmt.Sprintf("small-%03d-%d", node, gpu)
+			used = Constant(12000 + float64(gpu)*2000)
+		case node%5 == 0:
+			used = func(t time.Time) (float64, bool) {
+				if t.Hour() == 3 || t.Hour() == 4 {
+					return 78500, true
+				}
+				return 70000, true
+			}
+		default:
+			used = Constant(50000 + float64(node%7)*2000)
+		}
+		l := map[string]string{
+			"hostname": host, "gpu": fmt.Sprint(gpu), "UUID": fmt.Sprintf("GPU-%08d-1111-2222-3333-444444444444", i),
+			"modelName": H100, "instance": fmt.Sprintf("10.1.%d.%d:9400", node/250, node%250), "job": "nvidia-dcgm-exporter",
+			"exported_namespace": "ml", "exported_pod": pod, "exported_container": "main",
+		}
+		s = append(s, Memory(l, H100MiB, ReservedH, used, false)...)
+		s = append(s, Series{Metric: fleet.MetricEngineActive, Labels: l, Value: active})
+	}
+	return Day{Start: WeekStart, End: WeekStart.Add(7 * 24 * time.Hour), Every: every, Series: s}
 }

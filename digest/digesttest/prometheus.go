@@ -16,10 +16,14 @@ import (
 )
 
 // Startup limits for the real Prometheus: backfilling two days takes well
-// under a second and start-up a few; the margins are for a loaded CI box.
+// under a second, a week of a thousand GPUs about ten, and start-up a few;
+// the margins are for a loaded CI box.
 const (
-	backfillTimeout = 60 * time.Second
+	backfillTimeout = 5 * time.Minute
 	readyTimeout    = 120 * time.Second
+	// maxBlock is promtool's --max-block-duration: blocks as long as the
+	// data (its default of 2 h re-reads the whole file for every block).
+	maxBlock = "240h"
 )
 
 // StartPrometheus backfills the days into a fresh TSDB with promtool and
@@ -32,19 +36,24 @@ func StartPrometheus(tb testing.TB, days ...Day) string {
 	promtool := needBinary(tb, "promtool")
 	dir := tb.TempDir()
 	om := filepath.Join(dir, "days.om")
-	var buf bytes.Buffer
-	if err := WriteOpenMetrics(&buf, days...); err != nil {
+	f, err := os.Create(om)
+	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.WriteFile(om, buf.Bytes(), 0o644); err != nil {
+	if err := WriteOpenMetrics(f, days...); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		tb.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
 	ctx, cancel := context.WithTimeout(context.Background(), backfillTimeout)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration="+maxBlock, om, data).CombinedOutput(); err != nil {
 		tb.Fatalf("promtool backfill: %v\n%s", err, out)
 	}
+	// The text is read once; a week of a thousand GPUs is hundreds of MB.
+	_ = os.Remove(om)
 	// No scrape targets: nothing may write "now" samples into the head.
 	cfg := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\nscrape_configs: []\n"), 0o644); err != nil {

@@ -36,10 +36,17 @@ type Job struct {
 	GPUNames   []string
 	Hosts      []string
 	// PeakUsedRatio is the highest peak used/capacity of any of its GPUs,
-	// at PeakAt on PeakGPU.
+	// at PeakAt on PeakGPU, which then held PeakUsedBytes of its
+	// CapacityBytes.
 	PeakUsedRatio float64
 	PeakAt        time.Time
 	PeakGPU       string
+	PeakUsedBytes int64
+	CapacityBytes int64
+	// MIGProfiles are the MIG profiles of its GPUs that are MIG slices.
+	MIGProfiles []string
+	// Hours is how long it held at least one GPU (whole buckets).
+	Hours float64
 	// HoursAbove counts wall-clock hours in which any of its GPUs was at or
 	// above Thresholds.NearOOMRatio.
 	HoursAbove float64
@@ -108,6 +115,8 @@ type jobAcc struct {
 	gpus       map[int]*jobGPU
 	gpuOrder   []int
 	above      map[int]bool
+	held       map[int]bool
+	migs       map[string]bool
 	actSum     float64
 	actN       int
 	restarts   []Restart
@@ -143,7 +152,7 @@ func buildJobs(w Window, step time.Duration, th Thresholds, gpus []GPU, bks [][]
 				j = &jobAcc{
 					job:  Job{Name: name, Namespace: b.owner.Namespace, Workload: b.owner.Workload, HPCJob: b.owner.HPCJob},
 					pods: map[string]bool{}, containers: map[string]bool{}, hosts: map[string]bool{},
-					gpus: map[int]*jobGPU{}, above: map[int]bool{},
+					gpus: map[int]*jobGPU{}, above: map[int]bool{}, held: map[int]bool{}, migs: map[string]bool{},
 					ratio: map[int]float64{}, ends: map[int]time.Time{},
 				}
 				accs[name] = j
@@ -172,11 +181,16 @@ func buildJobs(w Window, step time.Duration, th Thresholds, gpus []GPU, bks [][]
 				j.job.LastSeen = at
 			}
 			jg.owned++
+			j.held[i] = true
+			if g.MIGProfile != "" {
+				j.migs[g.MIGProfile] = true
+			}
 			j.job.GiBHours += b.used / 1024 * stepH
 			if capMiB > 0 && present(b.peak) {
 				r := b.peak / capMiB
 				if r > j.job.PeakUsedRatio {
 					j.job.PeakUsedRatio, j.job.PeakAt, j.job.PeakGPU = r, at, g.Name()
+					j.job.PeakUsedBytes, j.job.CapacityBytes = int64(b.peak*mib), g.CapacityBytes
 				}
 				if r >= th.NearOOMRatio {
 					j.above[i] = true
@@ -245,6 +259,8 @@ func (j *jobAcc) finish(gpus []GPU, step time.Duration, stepH float64) Job {
 		out.ByModel = append(out.ByModel, *byModel[m])
 	}
 	out.HoursAbove = float64(len(j.above)) * stepH
+	out.Hours = float64(len(j.held)) * stepH
+	out.MIGProfiles = sortedKeys(j.migs)
 	if j.actN > 0 {
 		out.Activity, out.HasActivity = j.actSum/float64(j.actN), true
 	}

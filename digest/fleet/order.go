@@ -7,31 +7,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vrambot/vrambot/advisor/catalog"
 )
 
 // MIGShare is the fraction of a whole GPU a MIG profile holds: "3g.40gb" is
-// 3 of the 7 compute slices of an A100/H100 (4 on an A30). It is 1 for a
-// whole GPU and for profiles it cannot read.
+// 3 of the 7 compute slices of an A100/H100 (4 on an A30), as the MIG
+// profile table says (catalog.MIGComputeShare). It is 1 for a whole GPU and
+// for profiles it cannot read.
 func MIGShare(profile, model string) float64 {
-	if profile == "" {
-		return 1
-	}
-	g, _, ok := strings.Cut(profile, "g.")
-	if !ok {
-		return 1
-	}
-	slices, err := strconv.Atoi(g)
-	if err != nil || slices <= 0 {
-		return 1
-	}
-	total := 7
-	if strings.Contains(model, "A30") {
-		total = 4
-	}
-	if slices >= total {
-		return 1
-	}
-	return float64(slices) / float64(total)
+	return catalog.MIGComputeShare(profile, model)
 }
 
 // lessGPU orders GPUs by host, index (numerically), MIG instance, UUID.
