@@ -560,7 +560,7 @@ func TestSlashHubLookupIsDeferred(t *testing.T) {
 	}
 	testutil.Eventually(t, 10*time.Second, "the answer reaches response_url", func() bool { return len(responses(ts.slack, "hub")) == 1 })
 	f := decodeResponse(t, responses(ts.slack, "hub")[0].Body)
-	if !f.ReplaceOriginal || !strings.Contains(f.Text, "llama-2-7b") {
+	if !f.ReplaceOriginal || !strings.Contains(f.Text, "meta-llama/Llama-2-7b-hf") {
 		t.Errorf("follow-up %+v", f)
 	}
 }

@@ -298,8 +298,23 @@ func applySeq(r *reading, v value) error {
 	return nil
 }
 
+// chatContext is the context each user of users= holds when the query
+// gives none: a chat conversation (its prompts and answers so far), not
+// the model's whole window — 50 users of a 128k model is 50 sequences of
+// 128k, which nobody serves a chat with.
+const chatContext = 8192
+
 func fillSeq(r *reading) {
 	w := r.w()
+	if users, ok := r.p.kv["users"]; ok && serving.Engine(w.Engine).Serving() {
+		seq := chatContext
+		if maxPos := w.Model.MaxPositionEmbeddings; maxPos > 0 && maxPos < seq {
+			seq = maxPos
+		}
+		w.SeqLen = seq
+		r.assume(DefaultSeq, "sequence length not given: assuming seq=%d for each of the %s users (a chat conversation; seq= for longer ones)", seq, users)
+		return
+	}
 	if engine := serving.Engine(w.Engine); engine.Serving() {
 		seq, why := serving.DefaultContext(serving.Deployment{Engine: engine, Model: w.Model, GPU: r.q.GPU})
 		w.SeqLen = seq

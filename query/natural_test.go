@@ -78,7 +78,7 @@ var phrasings = []struct {
 	{"what batch size can I use to lora llama 3 8b on a 4090 at 2048 tokens", "llama-3-8b", "lora", "RTX4090", 1},
 	{"train gpt2 from scratch on a 3060", "gpt2", "full", "RTX3060", 1},
 	{"llama3 8b qlora 4090 seq=4096 bs=2", "llama-3-8b", "qlora", "RTX4090", 1},
-	{"Qwen/Qwen2.5-7B-Instruct lora on an a10g", "qwen2.5-7b", "lora", "A10G", 1},
+	{"Qwen/Qwen2.5-7B-Instruct lora on an a10g", "Qwen/Qwen2.5-7B-Instruct", "lora", "A10G", 1},
 	{"meta-llama/Meta-Llama-3-8B-Instruct inference on an l4", "meta-llama/Meta-Llama-3-8B-Instruct", "inference", "L4", 1},
 	{"how much vram to finetune llama 3 8b with 8-bit adam on a 4090", "llama-3-8b", "lora", "RTX4090", 1},
 	{"lora fine-tune of llama 2 7b with rank 64 on a v100", "llama-2-7b", "lora", "V100-16GB", 1},

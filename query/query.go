@@ -493,14 +493,17 @@ func (p *parsedQuery) setModel(m catalog.Model, tok string) error {
 	return nil
 }
 
-// userModelID is the Hub id the user named for a catalog model, when it
-// is another repo than the catalog's own (a fine-tune, a distillation, a
-// re-packaging: meta-llama/Llama-3.1-8B-Instruct for llama-3.1-8b), else
-// "". The answer names that repo in every command it writes.
+// userModelID is the Hub id the user named for a catalog model (its own
+// repo, or a fine-tune, a distillation, a re-packaging of it:
+// meta-llama/Llama-3.1-8B-Instruct for llama-3.1-8b), else "". The answer
+// names that repo in its header and every command it writes.
 func userModelID(m catalog.Model, tok string) string {
 	ref := models.RepoRef(modelSpelling(tok))
-	if !strings.Contains(ref, "/") || !hub.ValidRepoID(ref) || strings.EqualFold(ref, m.HFID) {
+	if !strings.Contains(ref, "/") || !hub.ValidRepoID(ref) {
 		return ""
+	}
+	if strings.EqualFold(ref, m.HFID) {
+		return m.HFID
 	}
 	return ref
 }

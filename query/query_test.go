@@ -58,7 +58,10 @@ func TestParseQuery(t *testing.T) {
 			eq(t, "seq", w.SeqLen, 4096)
 		}},
 		{"hugging face id", "meta-llama/Llama-2-7b-hf full h100", func(t *testing.T, q Query) {
-			eq(t, "model", q.Workload.ModelName, "llama-2-7b")
+			// The user's id names the model (issue 22), the catalog's
+			// llama-2-7b its architecture.
+			eq(t, "model", q.Workload.ModelName, "meta-llama/Llama-2-7b-hf")
+			eq(t, "architecture", q.Workload.Model.Name, "Llama-2-7B")
 			eq(t, "params", q.Workload.Params, int64(6738415616))
 			eq(t, "precision", q.Workload.Precision, memory.PrecisionMixedBF16)
 			eq(t, "gpu", q.GPU.Key, "H100-SXM")

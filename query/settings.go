@@ -133,7 +133,9 @@ func (p *parsedQuery) modelOf(r *reading) {
 	if p.modelID != "" {
 		// The user's repo is the one every command names; its size is
 		// the catalog model's, whose architecture it shares.
-		r.note("sized with %s's architecture, which %s shares", m.HFID, p.modelID)
+		if p.modelID != m.HFID {
+			r.note("sized with %s's architecture, which %s shares", m.HFID, p.modelID)
+		}
 		w.Model.HFID, w.ModelName = p.modelID, p.modelID
 	}
 }

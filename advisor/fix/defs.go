@@ -580,14 +580,16 @@ loss.backward()`),
 	},
 	{
 		ID: Int8Weights, Level: LevelMethod,
-		Name:  "8-bit weights",
-		Title: "8-bit weights",
-		Cost:  "small accuracy loss; FP8 weights (Hopper, Ada) and W8A8 kernels in vLLM are faster than 16-bit, bitsandbytes int8 is slower",
+		Name:   "8-bit weights",
+		Title:  "8-bit weights",
+		Cost:   "small accuracy loss; FP8 weights (Hopper, Ada) and W8A8 kernels in vLLM are faster than 16-bit, bitsandbytes int8 is slower",
+		Detail: `{{if .Checkpoint}}{{.Checkpoint}}{{end}}{{if .CheckpointModelLen}}{{if .Checkpoint}}, {{end}}with the context capped at {{.CheckpointModelLen}} tokens{{end}}`,
 		Snippets: map[Framework]Snippet{
 			FrameworkPyTorch: py(`from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 model = AutoModelForCausalLM.from_pretrained(
     "{{.ModelID}}", quantization_config=BitsAndBytesConfig(load_in_8bit=True))`),
-			FrameworkVLLM:     sh(`{{if .FP8}}vllm serve {{.ModelID}} --quantization fp8  # 8-bit weights, quantised at load{{else}}vllm serve {{.ModelID}}-W8A8  # an INT8 W8A8 checkpoint (e.g. made with llm-compressor){{end}}`),
+			FrameworkVLLM:     sh(`{{if .Checkpoint}}vllm serve {{.Checkpoint}}{{if .CheckpointModelLen}} --max-model-len {{.CheckpointModelLen}}{{end}}  # the published 8-bit checkpoint{{else if .FP8}}vllm serve {{.ModelID}} --quantization fp8{{if .CheckpointModelLen}} --max-model-len {{.CheckpointModelLen}}{{end}}  # 8-bit weights, quantised at load{{else}}vllm serve {{.ModelID}}-W8A8  # an INT8 W8A8 checkpoint (e.g. made with llm-compressor){{end}}`),
+			FrameworkSGLang:   sh(`{{if .Checkpoint}}python -m sglang.launch_server --model-path {{.Checkpoint}}   # the published 8-bit checkpoint{{else}}python -m sglang.launch_server --model-path {{.ModelID}} --quantization fp8   # 8-bit weights, quantised at load{{end}}`),
 			FrameworkLlamaCPP: sh(`llama-server -m model-Q8_0.gguf   # 8.5 bits per weight`),
 			FrameworkOllama:   sh("# pick an 8-bit tag of the model on ollama.com/library, e.g.\nollama pull llama3.1:8b-instruct-q8_0"),
 		},
@@ -680,15 +682,15 @@ model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", tp_plan="auto"){{en
 		Name:   "4-bit weights",
 		Title:  "4-bit weights (NF4, AWQ/GPTQ, or a 4-bit GGUF)",
 		Cost:   "noticeable accuracy risk on reasoning and code; prefer a published AWQ/GPTQ checkpoint for serving speed",
-		Detail: `{{if .Quant}}{{.Quant}}{{end}}`,
+		Detail: `{{if .Checkpoint}}{{.Checkpoint}}{{else if .Quant}}{{.Quant}}{{end}}{{if .CheckpointModelLen}}, with the context capped at {{.CheckpointModelLen}} tokens{{end}}`,
 		Snippets: map[Framework]Snippet{
 			FrameworkPyTorch: py(`from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                          bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype={{.TorchDtype}})
 model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", quantization_config=bnb)`),
-			FrameworkVLLM:     sh(`vllm serve {{.ModelID}} --quantization bitsandbytes  # or an AWQ/GPTQ checkpoint`),
-			FrameworkSGLang:   sh(`python -m sglang.launch_server --model-path {{.ModelID}}-AWQ   # an AWQ or GPTQ checkpoint`),
-			FrameworkTGI:      sh(`text-generation-launcher --model-id {{.ModelID}} --quantize bitsandbytes-nf4   # or an AWQ/GPTQ checkpoint with --quantize awq`),
+			FrameworkVLLM:     sh(`{{if .Checkpoint}}vllm serve {{.Checkpoint}}{{if .CheckpointModelLen}} --max-model-len {{.CheckpointModelLen}}{{end}}  # the published 4-bit checkpoint{{else}}vllm serve {{.ModelID}} --quantization bitsandbytes{{if .CheckpointModelLen}} --max-model-len {{.CheckpointModelLen}}{{end}}  # or an AWQ/GPTQ checkpoint{{end}}`),
+			FrameworkSGLang:   sh(`{{if .Checkpoint}}python -m sglang.launch_server --model-path {{.Checkpoint}}   # the published 4-bit checkpoint{{else}}python -m sglang.launch_server --model-path {{.ModelID}} --quantization bitsandbytes   # or an AWQ/GPTQ checkpoint{{end}}`),
+			FrameworkTGI:      sh(`{{if .Checkpoint}}text-generation-launcher --model-id {{.Checkpoint}} --quantize awq{{else}}text-generation-launcher --model-id {{.ModelID}} --quantize bitsandbytes-nf4   # or an AWQ/GPTQ checkpoint with --quantize awq{{end}}`),
 			FrameworkLlamaCPP: sh(`llama-server -m {{if .QuantFile}}{{.QuantFile}}{{else}}model-{{.Quant}}.gguf{{end}}   # about 4.8 bits per weight for Q4_K_M, vs 8.5 for Q8_0 and 16 for F16`),
 			FrameworkOllama:   sh("# pick a 4-bit tag of the model on ollama.com/library, e.g.\nollama pull llama3.1:8b-instruct-q4_K_M"),
 		},

@@ -55,6 +55,11 @@ type Params struct {
 	// Quant is the GGUF quantisation to use ("Q4_K_M"); QuantFile the
 	// model's file in it, when the paste names the file.
 	Quant, QuantFile string
+	// Checkpoint is a published quantised checkpoint of the model to
+	// serve instead ("Qwen/Qwen3-32B-AWQ"), when one is known;
+	// CheckpointModelLen the context it is served with, when capped.
+	Checkpoint         string
+	CheckpointModelLen int
 
 	// Workers is the DataLoader worker count to use.
 	Workers int

@@ -53,9 +53,9 @@ const (
 // Changes lists the single changes that make the deployment of r reach
 // goal (start, or hold a load), cheapest first as a practitioner ranks
 // them: a shorter context (only when goal allows it: allowShorter), an fp8
-// KV cache, a higher memory fraction, more tensor parallelism on the same
-// GPU, a quantised checkpoint, then a bigger GPU from gpus — the GPU the
-// user named stays first. Each change is planned, so each one listed works.
+// KV cache, a higher memory fraction, a quantised checkpoint the GPU runs,
+// more tensor parallelism on the same GPU, then a bigger GPU from gpus —
+// the GPU the user named stays first. Each change is planned, so each one listed works.
 func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog.GPU) []Change {
 	d := r.Input
 	resolved := r.Deployment
@@ -110,6 +110,36 @@ func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog
 			}
 		}
 	}
+	// A quantised checkpoint the GPU runs comes before more GPUs
+	// (docs/contracts.md §6): FP8 where the GPU has FP8 tensor cores,
+	// then 4-bit; a published checkpoint of the model is named.
+	// The smaller weights leave room for a longer context, but not always
+	// for the whole window: then the checkpoint with the context capped.
+	quantized := func(id string, q *arch.Quantization, p fix.Params) {
+		nd := d
+		nd.Model.Quant = q
+		res := plan(nd, true)
+		if goal(res) {
+			add(id, p, res)
+			return
+		}
+		if allowShorter && res.MaxModelLenThatFits >= minUsefulContext {
+			nd.MaxModelLen = RoundContext(res.MaxModelLenThatFits)
+			p.CheckpointModelLen = nd.MaxModelLen
+			try(id, p, nd)
+		}
+	}
+	if d.Model.Quant == nil && !llama {
+		if d.GPU.FP8 {
+			p := base
+			p.Checkpoint, _ = catalog.PublishedCheckpoint(d.Model.HFID, catalog.CheckpointFP8)
+			quantized(ChangeInt8Weights, FP8Checkpoint(), p)
+		}
+		p := base
+		p.Quant = "AWQ/GPTQ 4-bit"
+		p.Checkpoint, _ = catalog.PublishedCheckpoint(d.Model.HFID, catalog.CheckpointAWQ)
+		quantized(ChangeNF4Weights, Int4Checkpoint(), p)
+	}
 	if e.TensorParallel() {
 		for _, tp := range ValidTPDegrees(d.Model, MaxChangeTP) {
 			if tp <= resolved.TP {
@@ -124,18 +154,6 @@ func Changes(r Result, goal func(Result) bool, allowShorter bool, gpus []catalog
 				break
 			}
 		}
-	}
-	if d.Model.Quant == nil && !llama {
-		if d.GPU.FP8 {
-			nd := d
-			nd.Model.Quant = FP8Checkpoint()
-			try(ChangeInt8Weights, base, nd)
-		}
-		nd := d
-		nd.Model.Quant = Int4Checkpoint()
-		p := base
-		p.Quant = "AWQ/GPTQ 4-bit"
-		try(ChangeNF4Weights, p, nd)
 	}
 	if c, ok := biggerGPU(r, goal, gpus, base); ok {
 		out = append(out, c)

@@ -189,6 +189,12 @@ func servingRequirement(q query.Query, a servingAnswer) (pricing.Requirement, bo
 	}, true
 }
 
+// pricedAt says what a price per million tokens assumes: how many
+// sequences decode at once, and of what length.
+func (a servingAnswer) pricedAt() string {
+	return fmt.Sprintf(" at %s of %s at once", plural(a.conc, "sequence", "sequences"), lenWords(a.config.MaxModelLen))
+}
+
 // offerCost prices the configuration on one offer's GPU.
 func (a servingAnswer) offerCost(o pricing.Offer) OfferCost {
 	c := OfferCost{Provider: o.Provider, InstanceType: o.InstanceType, GPU: o.GPU, GPUCount: o.GPUCount, PricePerHourUSD: o.PricePerHourUSD}

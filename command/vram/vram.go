@@ -308,7 +308,7 @@ func servingReply(ctx context.Context, text string, q query.Query, w memory.Work
 	lead.Sections = append(lead.Sections, layout.OffersSection("Best prices to serve it", a.offers, func(i int, o pricing.Offer) string {
 		line := layout.OfferLine(o)
 		if i < len(a.costs) && a.costs[i].CostPerMillionTokensUSD != nil {
-			line += " · " + layout.USD(*a.costs[i].CostPerMillionTokensUSD) + " per million tokens"
+			line += " · " + layout.USD(*a.costs[i].CostPerMillionTokensUSD) + " per million tokens" + a.pricedAt()
 		}
 		return line
 	}))
