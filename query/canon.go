@@ -140,6 +140,9 @@ func (c canonQuery) with(key, value string) canonQuery {
 	case "method":
 		out.method = value
 		return out
+	case "sharding":
+		out.sharding = value
+		return out
 	case "gpu":
 		out.gpu, out.count = value, 0
 		out.kv = slices.DeleteFunc(out.kv, func(s KeyValue) bool { return s.Key == "gpus" })

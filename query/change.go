@@ -45,6 +45,20 @@ func (c Change) Label() string {
 	return verb + " " + strings.Join(words, " ")
 }
 
+// Merge is c with d's settings added, d's value winning for a key both
+// set.
+func (c Change) Merge(d Change) Change {
+	out := slices.Clone(c)
+	for _, s := range d {
+		if i := slices.IndexFunc(out, func(o KeyValue) bool { return o.Key == s.Key }); i >= 0 {
+			out[i] = s
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // applied is the query with the change: the method's own precision when
 // the method changes.
 func (c Change) applied(base canonQuery) canonQuery {
@@ -112,6 +126,46 @@ func (q Query) Apply(c Change) (text string, ok bool) {
 		if _, err := p.query(); err != nil {
 			return "", false
 		}
+	}
+	return text, true
+}
+
+// ApplyExplicit is Apply, made to say every setting in which the
+// workload the query with c would give differs from want (a setting's
+// value as the grammar writes it): a method that c changes has defaults
+// of its own (LoRA's rank and targets, its sharding on several GPUs)
+// that need not be what the fix assumed.
+func (q Query) ApplyExplicit(c Change, want func(key string) string) (string, bool) {
+	text, ok := q.Apply(c)
+	if !ok {
+		return "", false
+	}
+	p, err := parseTokens(tokenizeQuery(text), nil)
+	if err != nil || p.model == nil {
+		return text, true // a Hub model: its query cannot be read offline
+	}
+	got, err := p.query()
+	if err != nil {
+		return text, true
+	}
+	resolved := memory.Resolve(got.Workload)
+	more := c
+	for _, s := range Settings {
+		if s.Of == nil || s.Key == "gpu" {
+			continue
+		}
+		if s.Key == "zero" && want("sharding") == string(memory.ShardingFSDP) && want("zero") == "3" {
+			continue // fsdp is zero=3 (FULL_SHARD)
+		}
+		if w := want(s.Key); w != "" && w != s.Of(resolved) {
+			more = more.Merge(Change{{Key: s.Key, Value: w}})
+		}
+	}
+	if len(more) == len(c) {
+		return text, true
+	}
+	if explicit, ok := q.Apply(more); ok {
+		return explicit, true
 	}
 	return text, true
 }

@@ -139,6 +139,7 @@ var Settings = []*Setting{
 		Bare:    shardingEnum.spellings(),
 		Default: "none on one GPU; several GPUs of full fine-tuning shard with FSDP",
 		Help:    "how data-parallel GPUs hold the model states: FSDP full shard (`fsdp zero=2` is SHARD_GRAD_OP) or plain DDP (see `zero=` for DeepSpeed)",
+		Of:      shardingOf,
 	},
 	{
 		Key: "gpu", Prose: []string{"gpu"}, Value: word{"`a100` (80GB; `a100-40gb`), `h100`, `h200`, `l4`, `l40s`, `a10g`, `t4`, `v100`, `3090`, `4090`, `a6000`, `mi300x`, … (`vrambot prices` lists them) or a budget like `24gb`; a count before it: `8xh100`, `2x 4090`"},
@@ -226,13 +227,13 @@ var Settings = []*Setting{
 	{
 		Key: "rank", Aliases: []string{"r", "lora-rank", "lora-r"}, Words: [][]string{{"lora", "rank"}}, Prose: []string{"r"},
 		Value: count{maxLoRARank}, Scope: ScopeAdapter, phase: phaseAdapter,
-		Default: "the method's usual, stated (16; PEFT's 8 for framework=hf)", Help: "LoRA rank: adapter parameters, their gradients and optimizer states; `rank=` alone implies lora",
-		Of: func(w memory.Workload) string { return strconv.Itoa(w.LoRARank) }, apply: applyRank,
+		Default: "PEFT's 8, stated, or the framework's own (Unsloth and axolotl 16…)", Help: "LoRA rank: adapter parameters, their gradients and optimizer states; `rank=` alone implies lora",
+		Follows: []string{fix.LoRA, fix.QLoRA}, Of: func(w memory.Workload) string { return strconv.Itoa(w.LoRARank) }, apply: applyRank,
 	},
 	{
 		Key: "targets", Value: targetsEnum, Scope: ScopeAdapter, phase: phaseAdapter, Keyed: targetsEnum.spellings(),
-		Default: "the method's usual (all linear layers; q and v for PEFT's default)", Help: "LoRA target modules: `qv`, every attention projection, or every linear layer",
-		Of: func(w memory.Workload) string { return w.LoRATargets }, apply: applyTargets,
+		Default: "PEFT's q and v, stated, or the framework's own (all linear layers for Unsloth, axolotl…)", Help: "LoRA target modules: `qv`, every attention projection, or every linear layer",
+		Follows: []string{fix.LoRA, fix.QLoRA}, Of: func(w memory.Workload) string { return w.LoRATargets }, apply: applyTargets,
 	},
 	{
 		Key: "attn", Aliases: []string{"attention", "attn-implementation", "attention-implementation"},
@@ -474,6 +475,16 @@ func FixSettings(id string) []string {
 		}
 	}
 	return out
+}
+
+// shardingOf is the sharding word of a workload that shards across GPUs
+// with FSDP or keeps plain DDP ("" for one GPU or DeepSpeed, which zero=
+// says).
+func shardingOf(w memory.Workload) string {
+	if w.GPUs <= 1 || (w.Sharding != memory.ShardingFSDP && w.Sharding != memory.ShardingDDP) {
+		return ""
+	}
+	return string(w.Sharding)
 }
 
 func gcOf(w memory.Workload) string {

@@ -28,6 +28,9 @@ type Result struct {
 	// Final is the workload with every fix applied, FinalEstimate its breakdown.
 	Final         memory.Workload
 	FinalEstimate memory.Breakdown
+	// After is the workload after each fix, in the stages' order: a
+	// button that applies fixes 1 to n runs After[n-1].
+	After []memory.Workload
 	// ChangedMethod is true when a stage changes what is trained or the
 	// weights' precision (LoRA, QLoRA, quantised weights).
 	ChangedMethod bool
@@ -264,8 +267,10 @@ func (p planner) result(base memory.Workload, steps []step) Result {
 	cur := base
 	prevTotal := memory.Estimate(cur).TotalBytes
 	var stages []fix.Stage
+	var after []memory.Workload
 	for _, s := range steps {
 		next := p.apply(cur, s)
+		after = append(after, next)
 		b := memory.Estimate(next)
 		f := s.c.describe(cur, next, p.gpu, p.fw, s.param)
 		f.SavesBytes = fix.Bytes(prevTotal - b.TotalBytes)
@@ -288,6 +293,7 @@ func (p planner) result(base memory.Workload, steps []step) Result {
 		HeadroomBytes: headroom,
 		Final:         cur,
 		FinalEstimate: b,
+		After:         after,
 	}
 }
 

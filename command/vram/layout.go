@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/advisor/fix"
 	"github.com/vrambot/vrambot/advisor/memory"
+	"github.com/vrambot/vrambot/advisor/plan"
 	"github.com/vrambot/vrambot/advisor/serving"
 	"github.com/vrambot/vrambot/command/layout"
 	"github.com/vrambot/vrambot/query"
@@ -188,4 +190,29 @@ func (a servingAnswer) change(c serving.Change) query.Change {
 		out = append(out, query.KeyValue{Key: "max-num-seqs", Value: strconv.Itoa(to.MaxNumSeqs)})
 	}
 	return out
+}
+
+// stageAction is the button of the n-th fix of a plan: it applies fixes
+// 1 to n, whose memory the row shows ("→ 20.6 GiB" is the total after all
+// of them), and says so ("Apply fixes 1–3"); the first says its settings
+// ("Apply gc=on").
+func stageAction(n int, q query.Query, w memory.Workload, p plan.Result, fixes []fix.Fix) *reply.Action {
+	if n > len(p.After) {
+		return nil
+	}
+	after := p.After[n-1]
+	var c query.Change
+	for _, f := range fixes {
+		c = c.Merge(query.FixChange(f, w, after))
+	}
+	want := func(key string) string { return query.SettingOf(after, key) }
+	text, ok := q.ApplyExplicit(c, want)
+	if !ok {
+		return nil
+	}
+	a := &reply.Action{ID: reply.ActionApplyPrefix + strconv.Itoa(n), Text: c.Label(), Value: text}
+	if n > 1 {
+		a.Text = fmt.Sprintf("Apply fixes 1–%d", n)
+	}
+	return a
 }

@@ -216,7 +216,7 @@ func planReply(text string, q query.Query, w memory.Workload, res Result, p plan
 	}
 	shown := min(len(fixes), layout.LeadFixes)
 	for i, f := range fixes[:shown] {
-		r.Sections = append(r.Sections, layout.FixSection(i+1, f, applyAction(i+1, q, query.FixChange(f, w, p.Final))))
+		r.Sections = append(r.Sections, layout.FixSection(i+1, f, stageAction(i+1, q, w, p, fixes[:i+1])))
 	}
 	if so := p.ScaleOut; so != nil && (p.ChangedMethod || !p.Fits) {
 		r.Sections = append(r.Sections, scaleOutLead(so, w, q, shown+1))

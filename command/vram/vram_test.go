@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -55,6 +56,13 @@ var goldenQueries = []struct {
 	{"vllm-4090-32k", "llama-3.1-8b engine=vllm seq=32k 4090"},
 	{"sglang-4090", "llama-3.1-8b engine=sglang seq=16k 4090"},
 	{"ollama-70b-4090", "llama-3.1-70b engine=ollama 4090"},
+	// Issue 22: a yes-question, a no-question with its smallest fix, a
+	// serving users= answer, and what an apply button gives (apply-result:
+	// the second fix's button of "llama-3.1-8b full 4090", fixes 1 and 2).
+	{"question-yes-with", "can I finetune llama 3 8b on a 4090?"},
+	{"question-no", "can I full finetune llama 3 8b on a 4090?"},
+	{"users-50-llama-3.3-70b", "what gpu do I need to serve llama 3.3 70b for 50 users"},
+	{"apply-result", "llama-3.1-8b lora 4090 gc=on"},
 }
 
 func TestVRAMGolden(t *testing.T) {
@@ -396,6 +404,40 @@ func TestSeparatorOnlyWordsAreRefusedNotFatal(t *testing.T) {
 			t.Errorf("Estimate(%q) accepted a query with no model word", q)
 		} else if errs.KindOf(err) != errs.Invalid {
 			t.Errorf("Estimate(%q) = %v (kind %v), want bad input", q, err, errs.KindOf(err))
+		}
+	}
+}
+
+// TestApplyButtonsDoWhatTheirRowsSay: every fix button of a lead runs the
+// query with fixes 1 to n applied, and that query's estimate is the
+// memory the row shows (issue 22: a button that applied one fix of three
+// gave 237.3 GiB where its row said 20.6).
+func TestApplyButtonsDoWhatTheirRowsSay(t *testing.T) {
+	for _, q := range []string{"llama-3.1-8b full 4090", "llama-3.1-8b lora bs=8 seq=8192 4090", "7b full 24gb tokens=1B", "llama-3-70b full 4x a100", "qwen2.5-14b lora l4 bs=4"} {
+		a, err := vram.Estimate(context.Background(), q, vram.Deps{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fixes []fix.Fix
+		for _, st := range a.Result.Stages {
+			fixes = append(fixes, st.Fixes...)
+		}
+		for i, sec := range a.Sections {
+			if sec.Action == nil || !strings.HasPrefix(sec.Action.ID, reply.ActionApplyPrefix) || i >= len(fixes) {
+				continue
+			}
+			if i > 0 && sec.Action.Text != fmt.Sprintf("Apply fixes 1–%d", i+1) {
+				t.Errorf("%q row %d: label %q", q, i+1, sec.Action.Text)
+			}
+			applied, err := vram.Estimate(context.Background(), sec.Action.Value, vram.Deps{})
+			if err != nil {
+				t.Errorf("%q row %d: %q refused: %v", q, i+1, sec.Action.Value, err)
+				continue
+			}
+			shown, got := *fixes[i].TotalAfterBytes, applied.Result.Estimate.TotalBytes
+			if math.Abs(float64(got-shown)) > 0.02*float64(shown) {
+				t.Errorf("%q row %d shows %.1f GiB; its button %q gives %.1f GiB", q, i+1, float64(shown)/(1<<30), sec.Action.Value, float64(got)/(1<<30))
+			}
 		}
 	}
 }
