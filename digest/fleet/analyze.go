@@ -67,128 +67,180 @@ func Analyze(w Window, step time.Duration, th Thresholds, raw Raw) Fleet {
 	if n <= 0 {
 		return f
 	}
-	scheme := detectScheme(raw.UsedAvg, raw.UsedMax, raw.UsedMin)
-	accs := map[GPUKey]*gpuAcc{}
-	var keys []GPUKey
-	noUUID := 0
-	bucketOf := func(t time.Time) (int, bool) {
-		back := w.End.Sub(t)
-		if back < -step/2 {
-			return 0, false
-		}
-		i := n - 1 - int((back+step/2)/step)
-		return i, i >= 0 && i < n
+	acc := newAccumulator(w, step, n, detectScheme(raw.UsedAvg, raw.UsedMax, raw.UsedMin))
+	for _, set := range []struct {
+		series []Series
+		m      int
+	}{
+		{raw.UsedMax, mUsedMax}, {raw.UsedAvg, mUsedAvg}, {raw.UsedMin, mUsedMin}, {raw.Free, mFree},
+		{raw.Reserved, mReserved}, {raw.Engine, mEngine}, {raw.Util, mUtil},
+	} {
+		acc.add(set.series, set.m)
 	}
-	add := func(set []Series, m int) {
-		for _, s := range set {
-			host, from := hostOf(s.Labels)
-			k := gpuKeyOf(s.Labels, host)
-			a := accs[k]
-			if a == nil {
-				a = &gpuAcc{key: k, series: map[string]*seriesAcc{}}
-				accs[k] = a
-				keys = append(keys, k)
-				if k.UUID == "" {
-					noUUID++
-				}
-			}
-			id := seriesID(s.Labels)
-			sa := a.series[id]
-			if sa == nil {
-				sa = &seriesAcc{owner: scheme.ownerOf(s.Labels), host: host, hostFrom: from,
-					index: s.Labels[labelGPU], model: s.Labels[labelModel], mig: s.Labels[labelMIGProfile]}
-				for j := range sa.v {
-					sa.v[j] = nanSlice(n)
-				}
-				a.series[id] = sa
-				a.ids = append(a.ids, id)
-			}
-			dst := sa.v[m]
-			for _, p := range s.Points {
-				i, ok := bucketOf(p.T)
-				v := p.V
-				if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
-					continue
-				}
-				if !present(dst[i]) || (m == mUsedMin && v < dst[i]) || (m != mUsedMin && v > dst[i]) {
-					dst[i] = v
-				}
-			}
-		}
-	}
-	add(raw.UsedMax, mUsedMax)
-	add(raw.UsedAvg, mUsedAvg)
-	add(raw.UsedMin, mUsedMin)
-	add(raw.Free, mFree)
-	add(raw.Reserved, mReserved)
-	add(raw.Engine, mEngine)
-	add(raw.Util, mUtil)
-
-	var noActivity, coarse, noMemory []string
-	hostLabels := map[string]int{}
 	var buckets [][]bucket
-	for _, k := range keys {
-		a := accs[k]
-		g, bks := a.reduce(w, step, n, th)
-		f.GPUs = append(f.GPUs, g)
+	var q quality
+	f.GPUs, buckets, q = acc.reduce(th)
+	f.Jobs = buildJobs(w, step, th, f.GPUs, buckets)
+	q.noUUID = acc.noUUID
+	f.Missing = q.missing(raw)
+	if len(f.GPUs) > 0 {
+		f.Labels = q.labels(acc.scheme)
+	}
+	return f
+}
+
+// accumulator gathers a window's series by GPU and by series, each value
+// in its bucket.
+type accumulator struct {
+	w      Window
+	step   time.Duration
+	n      int
+	scheme labelScheme
+	accs   map[GPUKey]*gpuAcc
+	keys   []GPUKey
+	noUUID int
+}
+
+func newAccumulator(w Window, step time.Duration, n int, scheme labelScheme) *accumulator {
+	return &accumulator{w: w, step: step, n: n, scheme: scheme, accs: map[GPUKey]*gpuAcc{}}
+}
+
+// bucketOf is the bucket of time t, false outside the window.
+func (a *accumulator) bucketOf(t time.Time) (int, bool) {
+	back := a.w.End.Sub(t)
+	if back < -a.step/2 {
+		return 0, false
+	}
+	i := a.n - 1 - int((back+a.step/2)/a.step)
+	return i, i >= 0 && i < a.n
+}
+
+// add puts the points of set into metric m of their GPU's series: the
+// bucket's maximum (its minimum for mUsedMin), never NaN or Inf.
+func (a *accumulator) add(set []Series, m int) {
+	for _, s := range set {
+		dst := a.series(s).v[m]
+		for _, p := range s.Points {
+			i, ok := a.bucketOf(p.T)
+			v := p.V
+			if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			if !present(dst[i]) || (m == mUsedMin && v < dst[i]) || (m != mUsedMin && v > dst[i]) {
+				dst[i] = v
+			}
+		}
+	}
+}
+
+// series is the accumulator of s's GPU and series, made on first sight.
+func (a *accumulator) series(s Series) *seriesAcc {
+	host, from := hostOf(s.Labels)
+	k := gpuKeyOf(s.Labels, host)
+	g := a.accs[k]
+	if g == nil {
+		g = &gpuAcc{key: k, series: map[string]*seriesAcc{}}
+		a.accs[k] = g
+		a.keys = append(a.keys, k)
+		if k.UUID == "" {
+			a.noUUID++
+		}
+	}
+	id := seriesID(s.Labels)
+	sa := g.series[id]
+	if sa == nil {
+		sa = &seriesAcc{owner: a.scheme.ownerOf(s.Labels), host: host, hostFrom: from,
+			index: s.Labels[labelGPU], model: s.Labels[labelModel], mig: s.Labels[labelMIGProfile]}
+		for j := range sa.v {
+			sa.v[j] = nanSlice(a.n)
+		}
+		g.series[id] = sa
+		g.ids = append(g.ids, id)
+	}
+	return sa
+}
+
+// reduce turns each GPU's series into its figures and buckets, in the
+// fleet's order (lessGPU), and notes what each GPU lacked.
+func (a *accumulator) reduce(th Thresholds) ([]GPU, [][]bucket, quality) {
+	q := quality{hostLabels: map[string]int{}}
+	gpus := make([]GPU, 0, len(a.keys))
+	var buckets [][]bucket
+	for _, k := range a.keys {
+		acc := a.accs[k]
+		g, bks := acc.reduce(a.w, a.step, a.n, th)
+		gpus = append(gpus, g)
 		buckets = append(buckets, bks)
-		hostLabels[a.latest().hostFrom]++
+		q.hostLabels[acc.latest().hostFrom]++
 		switch {
 		case g.CapacityBytes == 0:
-			noMemory = append(noMemory, g.Name())
+			q.noMemory = append(q.noMemory, g.Name())
 		case g.ActivityMetric == "":
-			noActivity = append(noActivity, g.Name())
+			q.noActivity = append(q.noActivity, g.Name())
 		case g.ActivityMetric == MetricGPUUtil:
-			coarse = append(coarse, g.Name())
+			q.coarse = append(q.coarse, g.Name())
 		}
 	}
-	order := make([]int, len(f.GPUs))
+	order := make([]int, len(gpus))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(i, j int) bool { return lessGPU(f.GPUs[order[i]], f.GPUs[order[j]]) })
+	sort.SliceStable(order, func(i, j int) bool { return lessGPU(gpus[order[i]], gpus[order[j]]) })
 	sortedGPUs := make([]GPU, len(order))
 	sortedBuckets := make([][]bucket, len(order))
 	for i, o := range order {
-		sortedGPUs[i], sortedBuckets[i] = f.GPUs[o], buckets[o]
+		sortedGPUs[i], sortedBuckets[i] = gpus[o], buckets[o]
 	}
-	f.GPUs = sortedGPUs
-	f.Jobs = buildJobs(w, step, th, f.GPUs, sortedBuckets)
+	return sortedGPUs, sortedBuckets, q
+}
 
+// quality is what the series lacked, for the digest's data-quality notes.
+type quality struct {
+	noActivity, coarse, noMemory []string
+	hostLabels                   map[string]int // host label → GPUs named by it
+	noUUID                       int
+}
+
+// missing lists the metrics and labels the window lacked.
+func (q quality) missing(raw Raw) []string {
+	var out []string
 	switch {
 	case len(raw.UsedAvg) == 0:
-		f.Missing = append(f.Missing, "no "+MetricFBUsed+" samples in the window (is dcgm-exporter scraped by this Prometheus)")
+		out = append(out, "no "+MetricFBUsed+" samples in the window (is dcgm-exporter scraped by this Prometheus)")
 	case len(raw.Free) == 0:
-		f.Missing = append(f.Missing, MetricFBFree+" absent: memory ratios unknown")
+		out = append(out, MetricFBFree+" absent: memory ratios unknown")
 	case len(raw.Reserved) == 0:
-		f.Missing = append(f.Missing, MetricFBReserved+" absent (dcgm-exporter before 4.3.1-4.4.0): capacities are used + free, slightly low")
+		out = append(out, MetricFBReserved+" absent (dcgm-exporter before 4.3.1-4.4.0): capacities are used + free, slightly low")
 	}
-	if len(noMemory) > 0 && len(raw.UsedAvg) > 0 && len(raw.Free) > 0 {
-		f.Missing = append(f.Missing, fmt.Sprintf("no memory capacity for %s", ListSome(noMemory)))
+	if len(q.noMemory) > 0 && len(raw.UsedAvg) > 0 && len(raw.Free) > 0 {
+		out = append(out, fmt.Sprintf("no memory capacity for %s", ListSome(q.noMemory)))
 	}
-	if len(noActivity) > 0 {
-		f.Missing = append(f.Missing, fmt.Sprintf("no %s or %s for %s: idle time unknown", MetricEngineActive, MetricGPUUtil, ListSome(noActivity)))
+	if len(q.noActivity) > 0 {
+		out = append(out, fmt.Sprintf("no %s or %s for %s: idle time unknown", MetricEngineActive, MetricGPUUtil, ListSome(q.noActivity)))
 	}
-	if len(coarse) > 0 {
-		f.Missing = append(f.Missing, fmt.Sprintf("%s absent for %s: idle judged on the coarser %s", MetricEngineActive, ListSome(coarse), MetricGPUUtil))
+	if len(q.coarse) > 0 {
+		out = append(out, fmt.Sprintf("%s absent for %s: idle judged on the coarser %s", MetricEngineActive, ListSome(q.coarse), MetricGPUUtil))
 	}
 	if len(raw.UsedMin) == 0 && len(raw.UsedAvg) > 0 {
-		f.Missing = append(f.Missing, "no minimum of "+MetricFBUsed+" per bucket: restarts unknown")
+		out = append(out, "no minimum of "+MetricFBUsed+" per bucket: restarts unknown")
 	}
-	if noUUID > 0 {
-		f.Missing = append(f.Missing, fmt.Sprintf("%s without a UUID label: identified by host and index, so a relabelled host splits them", Plural(noUUID, "GPU")))
+	if q.noUUID > 0 {
+		out = append(out, fmt.Sprintf("%s without a UUID label: identified by host and index, so a relabelled host splits them", Plural(q.noUUID, "GPU")))
 	}
-	if len(f.GPUs) > 0 {
-		var hl []string
-		for _, l := range sortedKeys(hostLabels) {
-			hl = append(hl, fmt.Sprintf("%s (%s)", l, Plural(hostLabels[l], "GPU")))
-		}
-		f.Labels = append(f.Labels, "host from "+strings.Join(hl, ", "))
-		if scheme.exported {
-			f.Labels = append(f.Labels, "owner from exported_namespace/exported_pod (ServiceMonitor honorLabels: false)")
-		}
+	return out
+}
+
+// labels says which labels named the hosts and owners.
+func (q quality) labels(scheme labelScheme) []string {
+	var hl []string
+	for _, l := range sortedKeys(q.hostLabels) {
+		hl = append(hl, fmt.Sprintf("%s (%s)", l, Plural(q.hostLabels[l], "GPU")))
 	}
-	return f
+	out := []string{"host from " + strings.Join(hl, ", ")}
+	if scheme.exported {
+		out = append(out, "owner from exported_namespace/exported_pod (ServiceMonitor honorLabels: false)")
+	}
+	return out
 }
 
 func nanSlice(n int) []float64 {

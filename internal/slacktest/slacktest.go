@@ -338,138 +338,165 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		fail("invalid_auth")
 		return
 	}
-	a := c.Args
-	var resp map[string]any
-	switch method {
-	case "auth.test":
-		resp = map[string]any{"url": "https://acme.slack.com/", "team": "acme", "user": "vrambot", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
-	case "chat.postMessage":
-		if a.Get("channel") == "" {
-			fail("channel_not_found")
-			return
-		}
-		if a.Get("text") == "" && a.Get("blocks") == "" {
-			fail("no_text")
-			return
-		}
-		ts := s.nextTS()
-		s.mu.Lock()
-		s.messages = append(s.messages, Posted{Channel: a.Get("channel"), TS: ts, ThreadTS: a.Get("thread_ts"), Text: a.Get("text"), Blocks: a.Get("blocks")})
-		s.mu.Unlock()
-		resp = map[string]any{"channel": a.Get("channel"), "ts": ts, "message": map[string]any{"text": a.Get("text"), "ts": ts}}
-	case "chat.update":
-		s.mu.Lock()
-		found := false
-		for i, m := range s.messages {
-			if m.Channel == a.Get("channel") && m.TS == a.Get("ts") {
-				s.messages[i].Text, s.messages[i].Blocks = a.Get("text"), a.Get("blocks")
-				found = true
-			}
-		}
-		s.mu.Unlock()
-		if !found {
-			fail("message_not_found")
-			return
-		}
-		resp = map[string]any{"channel": a.Get("channel"), "ts": a.Get("ts"), "text": a.Get("text")}
-	case "chat.postEphemeral":
-		if a.Get("user") == "" {
-			fail("user_not_in_channel")
-			return
-		}
-		resp = map[string]any{"message_ts": s.nextTS()}
-	case "chat.getPermalink":
-		resp = map[string]any{"channel": a.Get("channel"), "permalink": "https://acme.slack.com/archives/" + a.Get("channel") + "/p" + strings.ReplaceAll(a.Get("message_ts"), ".", "")}
-	case "reactions.add":
-		resp = map[string]any{}
-	case "views.open", "views.publish", "views.update", "views.push":
-		if method == "views.open" || method == "views.push" {
-			if a.Get("trigger_id") == "" {
-				fail("invalid_trigger_id")
-				return
-			}
-		}
-		if method == "views.publish" && a.Get("user_id") == "" {
-			fail("invalid_arguments")
-			return
-		}
-		var view map[string]any
-		if err := json.Unmarshal([]byte(a.Get("view")), &view); err != nil {
-			fail("invalid_arguments")
-			return
-		}
-		s.mu.Lock()
-		s.views++
-		view["id"] = fmt.Sprintf("V%04d", s.views)
-		s.mu.Unlock()
-		resp = map[string]any{"view": view}
-	case "files.getUploadURLExternal":
-		if a.Get("filename") == "" || a.Get("length") == "" {
-			fail("invalid_arguments")
-			return
-		}
-		s.mu.Lock()
-		id := fmt.Sprintf("F%04d", len(s.uploads)+1)
-		s.uploads[id] = nil
-		s.mu.Unlock()
-		resp = map[string]any{"upload_url": s.URL + "/upload/" + id, "file_id": id}
-	case "files.completeUploadExternal":
-		var files []struct {
-			ID    string `json:"id"`
-			Title string `json:"title"`
-		}
-		if err := json.Unmarshal([]byte(a.Get("files")), &files); err != nil || len(files) == 0 {
-			fail("invalid_arguments")
-			return
-		}
-		var out []map[string]any
-		for _, f := range files {
-			content, ok := s.Upload(f.ID)
-			if !ok || content == nil {
-				fail("file_not_found")
-				return
-			}
-			out = append(out, map[string]any{"id": f.ID, "title": f.Title})
-		}
-		if ch := a.Get("channel_id"); ch != "" {
-			// Slack shares the file in a message of its own; files.info
-			// lists that share (its ts) afterwards.
-			m := Posted{Channel: ch, TS: s.nextTS(), ThreadTS: a.Get("thread_ts"), Text: a.Get("initial_comment"), Blocks: a.Get("blocks")}
-			s.mu.Lock()
-			s.messages = append(s.messages, m)
-			for _, f := range files {
-				s.shares[f.ID] = m
-			}
-			s.mu.Unlock()
-		}
-		resp = map[string]any{"files": out}
-	case "files.info":
-		s.mu.Lock()
-		m, shared := s.shares[a.Get("file")]
-		_, uploaded := s.uploads[a.Get("file")]
-		s.mu.Unlock()
-		if !uploaded {
-			fail("file_not_found")
-			return
-		}
-		file := map[string]any{"id": a.Get("file")}
-		if shared {
-			kind := "public"
-			if strings.HasPrefix(m.Channel, "G") || strings.HasPrefix(m.Channel, "D") {
-				kind = "private"
-			}
-			file["shares"] = map[string]any{kind: map[string]any{m.Channel: []map[string]any{{"ts": m.TS, "thread_ts": m.ThreadTS}}}}
-		}
-		resp = map[string]any{"file": file}
-	case "apps.connections.open":
-		resp = map[string]any{"url": "ws" + strings.TrimPrefix(s.URL, "http") + "/socket"}
-	default:
+	handle, ok := apiMethods[method]
+	if !ok {
 		fail("unknown_method")
+		return
+	}
+	resp, code := handle(s, c.Args)
+	if code != "" {
+		fail(code)
 		return
 	}
 	resp["ok"] = true
 	writeSlack(w, resp)
 	s.finish(c, http.StatusOK, "")
+}
+
+// apiMethods are the Web API methods the fake answers: each returns its
+// response, or the error code Slack would give.
+var apiMethods = map[string]func(s *Server, a url.Values) (map[string]any, string){
+	"auth.test": func(*Server, url.Values) (map[string]any, string) {
+		return map[string]any{"url": "https://acme.slack.com/", "team": "acme", "user": "vrambot", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}, ""
+	},
+	"chat.postMessage":             (*Server).postMessage,
+	"chat.update":                  (*Server).updateMessage,
+	"chat.postEphemeral":           (*Server).postEphemeral,
+	"chat.getPermalink":            (*Server).permalink,
+	"reactions.add":                func(*Server, url.Values) (map[string]any, string) { return map[string]any{}, "" },
+	"views.open":                   viewMethod("views.open"),
+	"views.push":                   viewMethod("views.push"),
+	"views.publish":                viewMethod("views.publish"),
+	"views.update":                 viewMethod("views.update"),
+	"files.getUploadURLExternal":   (*Server).uploadURL,
+	"files.completeUploadExternal": (*Server).completeUpload,
+	"files.info":                   (*Server).fileInfo,
+	"apps.connections.open": func(s *Server, _ url.Values) (map[string]any, string) {
+		return map[string]any{"url": "ws" + strings.TrimPrefix(s.URL, "http") + "/socket"}, ""
+	},
+}
+
+func (s *Server) postMessage(a url.Values) (map[string]any, string) {
+	if a.Get("channel") == "" {
+		return nil, "channel_not_found"
+	}
+	if a.Get("text") == "" && a.Get("blocks") == "" {
+		return nil, "no_text"
+	}
+	ts := s.nextTS()
+	s.mu.Lock()
+	s.messages = append(s.messages, Posted{Channel: a.Get("channel"), TS: ts, ThreadTS: a.Get("thread_ts"), Text: a.Get("text"), Blocks: a.Get("blocks")})
+	s.mu.Unlock()
+	return map[string]any{"channel": a.Get("channel"), "ts": ts, "message": map[string]any{"text": a.Get("text"), "ts": ts}}, ""
+}
+
+func (s *Server) updateMessage(a url.Values) (map[string]any, string) {
+	s.mu.Lock()
+	found := false
+	for i, m := range s.messages {
+		if m.Channel == a.Get("channel") && m.TS == a.Get("ts") {
+			s.messages[i].Text, s.messages[i].Blocks = a.Get("text"), a.Get("blocks")
+			found = true
+		}
+	}
+	s.mu.Unlock()
+	if !found {
+		return nil, "message_not_found"
+	}
+	return map[string]any{"channel": a.Get("channel"), "ts": a.Get("ts"), "text": a.Get("text")}, ""
+}
+
+func (s *Server) postEphemeral(a url.Values) (map[string]any, string) {
+	if a.Get("user") == "" {
+		return nil, "user_not_in_channel"
+	}
+	return map[string]any{"message_ts": s.nextTS()}, ""
+}
+
+func (s *Server) permalink(a url.Values) (map[string]any, string) {
+	return map[string]any{"channel": a.Get("channel"), "permalink": "https://acme.slack.com/archives/" + a.Get("channel") + "/p" + strings.ReplaceAll(a.Get("message_ts"), ".", "")}, ""
+}
+
+// viewMethod answers a views.* method: open and push need a trigger id,
+// publish a user.
+func viewMethod(method string) func(s *Server, a url.Values) (map[string]any, string) {
+	return func(s *Server, a url.Values) (map[string]any, string) {
+		if (method == "views.open" || method == "views.push") && a.Get("trigger_id") == "" {
+			return nil, "invalid_trigger_id"
+		}
+		if method == "views.publish" && a.Get("user_id") == "" {
+			return nil, "invalid_arguments"
+		}
+		var view map[string]any
+		if err := json.Unmarshal([]byte(a.Get("view")), &view); err != nil {
+			return nil, "invalid_arguments"
+		}
+		s.mu.Lock()
+		s.views++
+		view["id"] = fmt.Sprintf("V%04d", s.views)
+		s.mu.Unlock()
+		return map[string]any{"view": view}, ""
+	}
+}
+
+func (s *Server) uploadURL(a url.Values) (map[string]any, string) {
+	if a.Get("filename") == "" || a.Get("length") == "" {
+		return nil, "invalid_arguments"
+	}
+	s.mu.Lock()
+	id := fmt.Sprintf("F%04d", len(s.uploads)+1)
+	s.uploads[id] = nil
+	s.mu.Unlock()
+	return map[string]any{"upload_url": s.URL + "/upload/" + id, "file_id": id}, ""
+}
+
+func (s *Server) completeUpload(a url.Values) (map[string]any, string) {
+	var files []struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	}
+	if err := json.Unmarshal([]byte(a.Get("files")), &files); err != nil || len(files) == 0 {
+		return nil, "invalid_arguments"
+	}
+	var out []map[string]any
+	for _, f := range files {
+		content, ok := s.Upload(f.ID)
+		if !ok || content == nil {
+			return nil, "file_not_found"
+		}
+		out = append(out, map[string]any{"id": f.ID, "title": f.Title})
+	}
+	if ch := a.Get("channel_id"); ch != "" {
+		// Slack shares the file in a message of its own; files.info
+		// lists that share (its ts) afterwards.
+		m := Posted{Channel: ch, TS: s.nextTS(), ThreadTS: a.Get("thread_ts"), Text: a.Get("initial_comment"), Blocks: a.Get("blocks")}
+		s.mu.Lock()
+		s.messages = append(s.messages, m)
+		for _, f := range files {
+			s.shares[f.ID] = m
+		}
+		s.mu.Unlock()
+	}
+	return map[string]any{"files": out}, ""
+}
+
+func (s *Server) fileInfo(a url.Values) (map[string]any, string) {
+	s.mu.Lock()
+	m, shared := s.shares[a.Get("file")]
+	_, uploaded := s.uploads[a.Get("file")]
+	s.mu.Unlock()
+	if !uploaded {
+		return nil, "file_not_found"
+	}
+	file := map[string]any{"id": a.Get("file")}
+	if shared {
+		kind := "public"
+		if strings.HasPrefix(m.Channel, "G") || strings.HasPrefix(m.Channel, "D") {
+			kind = "private"
+		}
+		file["shares"] = map[string]any{kind: map[string]any{m.Channel: []map[string]any{{"ts": m.TS, "thread_ts": m.ThreadTS}}}}
+	}
+	return map[string]any{"file": file}, ""
 }
 
 // serveResponseURL takes a response_url follow-up: a JSON message.
