@@ -17,6 +17,11 @@
 //     (nvidia-smi and memory_summary() tables, device-side asserts, illegal
 //     memory access), labelled by hand before the parser read them
 //     (blind/README.md), so its first run measured how the rules generalise.
+//   - fresh2026/: real pastes of 2025-26 with the job around the OOM (PEFT,
+//     DeepSpeed, vLLM, llama.cpp, TensorRT-LLM, numba/CuPy, MPS/TPU), each
+//     labelled by hand, before the diagnosis read it, with the job the paste
+//     shows and the fix a practitioner tries first (fresh2026/README.md);
+//     its blind half was scored first, its holdout half once at the end.
 //
 // Each set is index.jsonl (one line per case) beside the case files. It is
 // imported by tests only; the binary does not embed it.
@@ -31,7 +36,7 @@ import (
 	"path"
 )
 
-//go:embed public/index.jsonl public/cases extra fresh blind/index.jsonl blind/*.txt
+//go:embed public/index.jsonl public/cases extra fresh blind/index.jsonl blind/*.txt fresh2026/index.jsonl fresh2026/*.txt
 var files embed.FS
 
 // Case is one labelled paste. Fields holds every index field as JSON
@@ -50,15 +55,17 @@ const (
 	Extra  = "extra"
 	Fresh  = "fresh"
 	Blind  = "blind"
+	// Fresh2026 is the set of pastes with their jobs (fresh2026/README.md).
+	Fresh2026 = "fresh2026"
 )
 
 // Sets lists every set, in the order they were gathered.
-var Sets = []string{Public, Extra, Fresh, Blind}
+var Sets = []string{Public, Extra, Fresh, Blind, Fresh2026}
 
 // casesDir is where a set keeps its case files.
-var casesDir = map[string]string{Public: "public/cases", Extra: "extra", Fresh: "fresh", Blind: "blind"}
+var casesDir = map[string]string{Public: "public/cases", Extra: "extra", Fresh: "fresh", Blind: "blind", Fresh2026: "fresh2026"}
 
-// Load reads one set (Public, Extra, Fresh or Blind), in index order.
+// Load reads one set (one of Sets), in index order.
 func Load(set string) ([]Case, error) {
 	dir, ok := casesDir[set]
 	if !ok {
