@@ -38,7 +38,7 @@ const (
 	kindReport                      // a report that reformats the error: ComfyUI's "**Exception Type:** torch.OutOfMemoryError"
 	kindGGML                        // llama.cpp/ggml: "allocating N MiB on device 0: cudaMalloc failed: out of memory"
 	kindGGMLFollow                  // ggml lines that follow one: "failed to allocate CUDA0 buffer of size N"
-	kindGGMLPinned                  // ggml's pinned host buffer falling back to pageable memory (not fatal)
+	kindLookAlike                   // a line that says "out of memory" about something else (host pinned memory a program falls back from, a JS heap): never an anchor, and no fallback reads it
 	kindNCCL                        // NCCL_DEBUG: "NCCL WARN Cuda failure 'out of memory'"
 	kindNCCLFollow                  // NCCL_DEBUG: "NCCL WARN Failed to CUDA calloc N bytes"
 	kindOOMKiller                   // the Linux OOM killer: "Out of memory: Killed process 7899 (python)"
@@ -51,6 +51,11 @@ const (
 	kindPyMemory                    // Python's bare "MemoryError"
 	kindDataLoaderShm               // "Unexpected bus error encountered in worker ... insufficient shared memory (shm)"
 	kindHostRequires                // Ollama refusing a model: "model requires more system memory (X) than is available (Y)"
+	kindCUDADriver                  // the driver API's CUDA_ERROR_OUT_OF_MEMORY as numba and CuPy raise it: "Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY"
+	kindCuPy                        // CuPy's memory pool: "out of memory to allocate N bytes (total M bytes)", "Out of memory allocating N bytes (allocated so far: M bytes)"
+	kindTensorRT                    // TensorRT's "Error Code 2: OutOfMemory", TensorRT-LLM's "[TensorRT-LLM][ERROR] CUDA runtime error in ...: out of memory" and its executor's "insufficient GPU memory"
+	kindVLLMCumem                   // vLLM's sleep-mode allocator: "CUDA Error: out of memory at .../cumem_allocator.cpp:56"
+	kindVLLMNegativeKV              // vLLM V1 logging a negative KV budget: "Available KV cache memory: -2.77 GiB"
 	kindFallback                    // an error line saying "out of memory" in a wording not known here
 )
 
@@ -98,7 +103,7 @@ func (k kind) strength() int {
 	switch k {
 	case kindFallback:
 		return 0
-	case kindTFWarning, kindGGMLPinned, kindKilled, kindSIGKILL:
+	case kindTFWarning, kindKilled, kindSIGKILL:
 		// Warnings and a bare kill count only when nothing says more.
 		return 1
 	case kindTFDriver, kindPinnedHost, kindReport:
@@ -136,11 +141,22 @@ var nearHead = map[string]bool{
 }
 
 var anchorRules = []anchorRule{
+	// Look-alikes first: they mark their line so that no later rule (the
+	// fallback above all) reads it as an OOM. ggml's pinned host buffer
+	// falls back to pageable memory and loading goes on (llama.cpp's
+	// ggml_cuda_host_malloc logs it as a warning); V8's heap limit is the
+	// JavaScript runtime's own cap, not the machine's memory.
+	{"pinned memory", regexp.MustCompile(`failed to allocate\s+` + sizePattern + ` of pinned memory: out of memory`), kindLookAlike},
+	{"JavaScript heap", regexp.MustCompile(`JavaScript heap out of memory`), kindLookAlike},
+	// A TPU core's on-chip scratch (vmem, smem, cmem) overflowed by a
+	// kernel's tiling, as Triton's shared memory is: not the device's HBM.
+	{"f memory in memory space", regexp.MustCompile(`Ran out of memory in memory space (?:vmem|smem|cmem|sflag)\b`), kindLookAlike},
 	{"f memory", regexp.MustCompile(`MPS backend out of memory`), kindMPS},
 	{"f memory", regexp.MustCompile(`(?:\b(?:CUDA|HIP|XPU|NPU|MTIA|GPU)\s)?out of memory\.?\s*Tried to allocate`), kindTorch},
 	{"Tried to allocate", regexp.MustCompile(`Tried to allocate\s+` + sizePattern + `\s*(?:\((?:GPU|NPU|XPU)\s+\d+;|\.\s*(?:GPU|XPU|NPU)\s+\d+ has a total)`), kindTorchBare},
 	// torch 0.4 printed no blank after the colon ("CUDA error:out of memory").
-	{"f memory", regexp.MustCompile(`\b(?:CUDA|HIP|XPU)(?: driver)? error:\s*out of memory`), kindCUDAError},
+	// ggml before 2024 wrote "CUDA error 2 at ggml-cuda.cu:9132: out of memory".
+	{"f memory", regexp.MustCompile(`\b(?:CUDA|HIP|XPU)(?: driver)? error:\s*out of memory|\bCUDA error \d+ at [^\n]{1,300}?: out of memory`), kindCUDAError},
 	{"f memory", regexp.MustCompile(`THCudaCheck FAIL[^\n]{0,200}error=2 : out of memory|cuda runtime error \(2\) : out of memory`), kindTHC},
 	{"OOM when", regexp.MustCompile(`OOM when allocating tensor`), kindTFTensor},
 	// TF2 eager ops that fail in the BFC allocator without naming a tensor:
@@ -152,9 +168,17 @@ var anchorRules = []anchorRule{
 	{"OUT_OF_MEMORY", regexp.MustCompile(`failed to alloc \d+ bytes on host: CUDA_ERROR_OUT_OF_MEMORY`), kindPinnedHost},
 	{"f memory", regexp.MustCompile(`EigenAllocator for GPU ran out of memory when allocating`), kindTFEigen},
 	{"f memory", regexp.MustCompile(`Allocator \(\w+\) ran out of memory trying to allocate`), kindTFWarning},
-	{"f memory", regexp.MustCompile(`Out of memory (?:while trying to allocate|allocating)`), kindXLA},
+	// CuPy's pool error reads like XLA's but counts with commas and what
+	// the pool holds ("25,600,000 bytes (allocated so far: ..."); XLA's
+	// ends its byte count with a full stop. CuPy before v7 wrote "out of
+	// memory to allocate N bytes (total M bytes)".
+	{"f memory", regexp.MustCompile(`Out of memory allocating [\d,]+ bytes \(allocated so far: [\d,]+ bytes\)|\b[Oo]ut of memory to allocate \d+ bytes \(total \d+ bytes\)`), kindCuPy},
+	{"f memory", regexp.MustCompile(`Out of memory (?:while trying to allocate|allocating)\s+\d+ bytes\.`), kindXLA},
 	{"Failed to allocate request", regexp.MustCompile(`Failed to allocate request for`), kindXLA},
-	{"f memory", regexp.MustCompile(`Ran out of memory in memory space`), kindXLAHBM},
+	// Only HBM is the device's memory: vmem, smem and cmem are a TPU core's
+	// on-chip scratch, which a kernel's tiling overflows (as Triton's
+	// shared memory), not the model.
+	{"f memory", regexp.MustCompile(`Ran out of memory in memory space (?:hbm|HBM)\b`), kindXLAHBM},
 	{"Attempting to reserve", regexp.MustCompile(`Attempting to reserve\s+` + sizePattern + ` at the bottom of memory`), kindXLAReserve},
 	{"That was not possible", regexp.MustCompile(`Attempting to allocate\s+` + sizePattern + `\. That was not possible`), kindXLAReserve},
 	{"DefaultCPUAllocator", regexp.MustCompile(`(?:\[enforce fail at [^\]]{0,300}\][^\n]{0,40})?DefaultCPUAllocator: (?:can't allocate memory|not enough memory)`), kindCPU},
@@ -192,7 +216,6 @@ var anchorRules = []anchorRule{
 	// Metal's failed command buffer says only "status 5" (an error); in
 	// 2024 llama.cpp printed why on the next line: "out of memory".
 	{"failed with status", reMetalStatus, kindGGML},
-	{"pinned memory", regexp.MustCompile(`host_malloc: failed to allocate\s+` + sizePattern + ` of pinned memory: out of memory`), kindGGMLPinned},
 	// NCCL says why in its NCCL_DEBUG lines (or, since 2.19, after "Last
 	// error:" in the exception); the exception itself only says "unhandled
 	// cuda error".
@@ -218,6 +241,19 @@ var anchorRules = []anchorRule{
 	{"MemoryError", regexp.MustCompile(`^\s*MemoryError(?::|\s*$)`), kindPyMemory},
 	{"Unexpected bus error", regexp.MustCompile(`Unexpected bus error encountered in worker\. This might be caused by insufficient shared memory`), kindDataLoaderShm},
 	{"requires more system memory", regexp.MustCompile(`model requires more system memory \(` + sizePattern + `\) than is available \(` + sizePattern), kindHostRequires},
+	// The CUDA driver API's own code, as numba's CudaAPIError and CuPy's
+	// CUDADriverError name it (docs/oom-diagnosis.md §2).
+	{"OUT_OF_MEMORY", regexp.MustCompile(`Call to \w+ results in CUDA_ERROR_OUT_OF_MEMORY|CUDADriverError: CUDA_ERROR_OUT_OF_MEMORY`), kindCUDADriver},
+	{"f memory", regexp.MustCompile(`\bcuMem\w+ failed: out of memory`), kindCUDADriver},
+	// TensorRT's builder and runtime, TensorRT-LLM's C++ runtime and its
+	// PyTorch executor. A tactic TensorRT skips for want of memory ("[W]
+	// Requested amount of GPU memory ... could not be allocated", "Skipping
+	// tactic") is a warning the build goes on from, so it is no anchor.
+	{"Code 2: OutOfMemory", regexp.MustCompile(`Error Code 2: OutOfMemory`), kindTensorRT},
+	{"[TensorRT-LLM][ERROR]", regexp.MustCompile(`\[TensorRT-LLM\]\[ERROR\][^\n]{0,400}?\bout of memory\b`), kindTensorRT},
+	{"insufficient GPU memory", regexp.MustCompile(`Executor creation failed due to insufficient GPU memory`), kindTensorRT},
+	{"f memory at", regexp.MustCompile(`CUDA Error: out of memory at \S*cumem_allocator\.cpp:\d+`), kindVLLMCumem},
+	{"Available KV cache memory: -", regexp.MustCompile(`Available KV cache memory: -\d`), kindVLLMNegativeKV},
 	// The fallback wants an error marker in log style (an exception class,
 	// ERROR, RESOURCE_EXHAUSTED, "failed"), so that prose about running
 	// out of memory is not an OOM.
@@ -254,6 +290,12 @@ func findAnchors(text string) []anchor {
 			ls, le := lineBounds(text, i)
 			off = le + 1
 			if r.kind == kindFallback && specific[ls] {
+				continue
+			}
+			if r.kind == kindLookAlike {
+				if r.re.MatchString(text[ls:le]) {
+					specific[ls] = true
+				}
 				continue
 			}
 			next := confirmedByNext[r.re]

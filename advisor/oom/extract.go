@@ -25,8 +25,11 @@ func (sc *scan) message(a anchor) string {
 	for k := li + 1; k < len(sc.lines) && k <= li+4; k++ {
 		t := sc.lines[k].text
 		// Traceback lines are indented by two or more; one blank is where a
-		// console wrapped the message at a space.
-		if strings.TrimSpace(t) == "" || isFrameLine(t) || startsRecord(t) || strings.HasPrefix(t, "  ") || strings.HasPrefix(t, "\t") {
+		// console wrapped the message at a space. A console that re-flows
+		// what it prints (Rich) pads a row to its width and indents the
+		// next: a row that ended in blanks, mid-sentence, goes on.
+		indented := strings.HasPrefix(t, "  ") || strings.HasPrefix(t, "\t")
+		if strings.TrimSpace(t) == "" || isFrameLine(t) || startsRecord(t) || indented && !reflowed(sc.lines[k-1]) {
 			break
 		}
 		stop = sc.starts[k] + len(t)
@@ -34,8 +37,16 @@ func (sc *scan) message(a anchor) string {
 	return joinRows(sc.text[a.pos:min(end, stop)])
 }
 
-// joinRows puts the rows of a message on one line. Rows join with a blank,
-// except where a wrap cut a number ("9." | "18 GiB"), whose digits join.
+// reflowed reports a row a re-flowing console ended: it was padded with
+// blanks and stops mid-sentence.
+func reflowed(l line) bool {
+	t := strings.TrimRight(l.text, " ")
+	return l.space && t != "" && !strings.ContainsRune(".:)", rune(t[len(t)-1]))
+}
+
+// joinRows puts the rows of a message on one line. Rows join with a blank
+// (a row's indentation dropped), except where a wrap cut a number ("9." |
+// "18 GiB"), whose digits join.
 func joinRows(s string) string {
 	if strings.IndexByte(s, '\n') < 0 {
 		return s
@@ -47,7 +58,14 @@ func joinRows(s string) string {
 			b.WriteByte(s[i])
 			continue
 		}
-		if i > 0 && i+1 < len(s) && (isDigit(s[i-1]) || s[i-1] == '.') && isDigit(s[i+1]) {
+		var prev byte
+		if i > 0 {
+			prev = s[i-1]
+		}
+		for i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '\t') {
+			i++
+		}
+		if i+1 < len(s) && (isDigit(prev) || prev == '.') && isDigit(s[i+1]) {
 			continue
 		}
 		b.WriteByte(' ')
@@ -68,7 +86,7 @@ var (
 	reThisProcess = regexp.MustCompile(`this process has\s+` + sizePattern + `\s+memory in use`)
 	reAllocated   = regexp.MustCompile(`Of the allocated memory\s+` + sizePattern + `\s+is allocated by`)
 	rePrivate     = regexp.MustCompile(sizePattern + `\s+allocated in private pools`)
-	reUnallocated = regexp.MustCompile(sizePattern + `\s+is reserved by \w+ but unallocated`)
+	reUnallocated = regexp.MustCompile(sizePattern + `\s+is reserved by\s+\w+\s+but unallocated`)
 	reAllowed     = regexp.MustCompile(sizePattern + `\s+allowed;`)
 	reOldDevice   = regexp.MustCompile(`\((GPU|NPU|XPU)\s+(\d+);`)
 	reOldTotal    = regexp.MustCompile(sizePattern + `\s+total capacity`)
@@ -204,7 +222,7 @@ func extract(sc *scan, a anchor, rep *Report) {
 				rep.Device = cudaDevice(m[1])
 			}
 		}
-	case kindGGML, kindGGMLFollow, kindGGMLPinned:
+	case kindGGML, kindGGMLFollow:
 		extractGGML(sc, a, rep)
 	case kindNCCL, kindNCCLFollow:
 		extractNCCL(sc, a, rep)
@@ -240,6 +258,18 @@ func extract(sc *scan, a anchor, rep *Report) {
 		}
 	case kindVLLMKV:
 		extractVLLM(sc, sc.headedLine(a), msg, rep)
+	case kindVLLMNegativeKV:
+		extractVLLM(sc, sc.headedLine(a), msg, rep)
+		extractVLLMNegativeKV(sc, a, rep)
+	case kindVLLMCumem:
+		rep.Framework = FrameworkVLLM
+		rep.Extra["kind"] = KindVLLMCumem
+	case kindCUDADriver:
+		extractDriver(sc, a, rep)
+	case kindCuPy:
+		extractCuPy(sc, a, rep)
+	case kindTensorRT:
+		extractTensorRT(sc, a, rep)
 	case kindVLLMStartup:
 		rep.Framework = FrameworkVLLM
 		if m := reVLLMFree.FindStringSubmatch(msg); m != nil {

@@ -49,10 +49,10 @@ var (
 	reGGMLMetalBuf = regexp.MustCompile(`failed to allocate buffer, size =\s*` + sizePattern)
 	// reGGMLBackendFn is a ggml backend's function in a log line.
 	reGGMLBackendFn = regexp.MustCompile(`\bggml_backend_(cuda|sycl|metal|cpu|musa)_`)
-	reGGMLPinned    = regexp.MustCompile(`failed to allocate\s+` + sizePattern + ` of pinned memory`)
 	// reGGMLCurrentDevice is ggml's CUDA error report: "CUDA error: out of
 	// memory\n  current device: 0, in function ggml_cuda_pool_malloc_vmm".
-	reGGMLCurrentDevice = regexp.MustCompile(`current device: (\d+), in function (\w+)`)
+	// ggml before 2024 printed the device alone: "current device: 0".
+	reGGMLCurrentDevice = regexp.MustCompile(`current device: (\d+)(?:, in function (\w+))?`)
 
 	// reNCCLDevice is the CUDA device in NCCL's log prefix
 	// ("host:pid:tid [3] include/alloc.h:178 NCCL WARN ...").
@@ -148,11 +148,6 @@ func extractGGML(sc *scan, a anchor, rep *Report) {
 	if rep.Device == nil && (strings.Contains(ev, "kIOGPUCommandBuffer") || reMetalStatus.MatchString(ev)) {
 		// Metal's command-buffer error: the Apple GPU.
 		rep.Device = str("mps")
-	}
-	if a.kind == kindGGMLPinned {
-		rep.Device = str("cpu")
-		rep.TriedToAllocateBytes = findSize(reGGMLPinned, ev, 1)
-		rep.Extra["non_fatal"] = true
 	}
 }
 

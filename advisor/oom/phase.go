@@ -247,11 +247,11 @@ func framePhase(f frame) string {
 	case backwardFns[f.fn] || strings.Contains(f.src, ".backward(") || strings.Contains(f.src, "run_backward"):
 		return PhaseBackward
 	case optimizerFns[f.fn] && (strings.Contains(p, "optim") || strings.Contains(p, "deepspeed/runtime") || f.fn != "step") ||
-		strings.Contains(f.src, "optimizer.step(") || strings.Contains(f.src, "optimizer_step("):
+		strings.Contains(f.src, "optimizer.step(") || strings.Contains(f.src, "optimizer_step(") || optimizerInit(f):
 		return PhaseOptimizer
 	case loadFns[f.fn] && (!moduleFns[f.fn] || strings.Contains(p, "torch/nn/modules/module.py")) || loadName(f.fn) ||
 		strings.Contains(f.src, "from_pretrained(") || strings.Contains(f.src, "load_state_dict(") || strings.Contains(f.src, "torch.load(") ||
-		reModelTo.MatchString(f.src) || moduleConvert(f.src):
+		reModelTo.MatchString(f.src) || moduleConvert(f.src) || modelConstruction(f, p):
 		return PhaseLoad
 	case evalFns[f.fn] || strings.Contains(f.src, "evaluate(") || strings.Contains(f.src, "validation_step("):
 		return PhaseEval
@@ -260,10 +260,36 @@ func framePhase(f frame) string {
 	case strings.Contains(f.fn, "backward"):
 		return PhaseBackward
 	case forwardFns[f.fn] || strings.Contains(f.fn, "forward") || strings.Contains(p, "torch/nn/functional.py") || strings.Contains(p, "torch/nn/modules/") ||
-		strings.Contains(p, "/modeling_") || reModelCall.MatchString(f.src) || reFunctionalCall.MatchString(f.src):
+		strings.Contains(p, "/modeling_") || reModelCall.MatchString(f.src) || reFunctionalCall.MatchString(f.src) || strings.Contains(f.src, ".forward("):
 		return PhaseForward
 	}
 	return ""
+}
+
+// reOptimizerInitFile is a file whose constructor builds an optimizer's
+// partitions and states: DeepSpeed's ZeRO and bf16 optimizers.
+var reOptimizerInitFile = regexp.MustCompile(`deepspeed/runtime/(?:zero/stage_1_and_2|zero/stage3|bf16_optimizer|fp16/fused_optimizer|fp16/unfused_optimizer)\.py`)
+
+// optimizerInitFns are the functions of those files that create the fp32
+// partitions and the optimizer states before the first step.
+var optimizerInitFns = set("__init__", "_setup_for_real_optimizer", "_create_fp32_partitions", "_create_fp16_partitions_with_defragmentation",
+	"initialize_optimizer_states", "_link_all_hp_params", "_configure_zero_optimizer", "_configure_bf16_optimizer", "_configure_fp16_optimizer",
+	"_configure_optimizer", "_setup_for_real_optimizer_states")
+
+// optimizerInit reports a frame that is building an optimizer: DeepSpeed's
+// ZeRO or bf16 optimizer in its constructor, or the engine configuring it.
+func optimizerInit(f frame) bool {
+	p := strings.ReplaceAll(f.path, `\`, "/")
+	return optimizerInitFns[f.fn] && (reOptimizerInitFile.MatchString(p) || strings.Contains(p, "deepspeed/runtime/engine.py") && strings.HasPrefix(f.fn, "_configure_"))
+}
+
+// modelConstruction reports a model's constructor putting its parameters
+// on the device: an __init__ in a model file, or a Parameter made there.
+func modelConstruction(f frame, p string) bool {
+	if f.fn != "__init__" {
+		return false
+	}
+	return strings.Contains(f.src, "Parameter(torch.empty(") || strings.Contains(p, "/models/") || strings.Contains(p, "/modeling_") || strings.Contains(p, "model_executor/")
 }
 
 // moduleConvert reports the source line of nn.Module.to's convert(), "return
@@ -369,7 +395,7 @@ var reTGIShardStart = regexp.MustCompile(`ShardCannotStart|Shard \d+ failed to s
 // start-up, TGI's spans, TF's op node, else the Python stack.
 func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 	switch {
-	case a.kind == kindGGML || a.kind == kindGGMLFollow || a.kind == kindGGMLPinned || a.kind == kindCUDAError && rep.Extra["stack"] != nil:
+	case a.kind == kindGGML || a.kind == kindGGMLFollow || a.kind == kindCUDAError && rep.Extra["stack"] != nil:
 		return ggmlPhase(sc, a)
 	case a.kind == kindOOMKiller || a.kind == kindOOMKillerFollow || a.kind == kindKilled || a.kind == kindSIGKILL:
 		return hostPhase(sc, a)
@@ -379,7 +405,11 @@ func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 		return PhaseUnknown, ""
 	case a.kind == kindHostRequires:
 		return PhaseLoad, "Ollama refused to load the model"
-	case a.kind == kindVLLMKV || a.kind == kindVLLMStartup || a.kind == kindSGLang:
+	case a.kind == kindTensorRT && strings.Contains(sc.text, "Executor creation failed"):
+		return PhaseLoad, "TensorRT-LLM could not create its executor at start-up"
+	case a.kind == kindTensorRT && reTRTBuild.MatchString(sc.text):
+		return PhaseLoad, "TensorRT was building the engine"
+	case a.kind == kindVLLMKV || a.kind == kindVLLMStartup || a.kind == kindSGLang || a.kind == kindVLLMNegativeKV:
 		return PhaseLoad, "the server raised it while sizing its KV cache at start-up"
 	case strings.Contains(sc.text, "when initializing the engine"):
 		// vLLM re-raises an OOM of its start-up warm-up with this advice.
