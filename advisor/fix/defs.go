@@ -61,6 +61,24 @@ const (
 	MoreHostRAM = "more-host-ram"
 )
 
+// Fix ids of the device idioms: the same change as a CUDA fix of the
+// catalogue, in the words of another accelerator (ROCm, Apple MPS, Intel
+// XPU, TPU/XLA), for a diagnosis that reads which device failed. Where a
+// CUDA fix has no equivalent there, it has no idiom here.
+const (
+	ExpandableSegmentsROCm = "expandable-segments-rocm"
+	KillOtherProcessROCm   = "kill-other-process-rocm"
+	HIPLaunchBlocking      = "hip-launch-blocking"
+	MixedPrecisionMPS      = "mixed-precision-mps"
+	MPSEmptyCache          = "mps-empty-cache"
+	MixedPrecisionXPU      = "mixed-precision-xpu"
+	XPUEmptyCache          = "xpu-empty-cache"
+	KillOtherProcessXPU    = "kill-other-process-xpu"
+	MixedPrecisionXLA      = "mixed-precision-xla"
+	XLAFSDP                = "xla-fsdp"
+	TPUMemoryProfile       = "tpu-memory-profile"
+)
+
 // Shorthands for the snippet table.
 func py(text string) Snippet    { return Snippet{Lang: "python", Text: text} }
 func sh(text string) Snippet    { return Snippet{Lang: "bash", Text: text} }
@@ -706,6 +724,121 @@ model = AutoModelForCausalLM.from_pretrained("{{.ModelID}}", quantization_config
 			FrameworkLlamaCPP: sh(`llama-server -m {{.ModelID}} -ngl {{.GPULayers}}   # --n-gpu-layers: the rest run on the CPU`),
 			FrameworkOllama: sh(`# in the Modelfile (or "options" of the API request):
 PARAMETER num_gpu {{.GPULayers}}`),
+		},
+	},
+
+	// ---- device idioms (ROCm, MPS, XPU, TPU), each at its CUDA fix's level ----
+	{
+		ID: ExpandableSegmentsROCm, Level: LevelFreeWins,
+		Title: "Let the allocator grow segments instead of fragmenting (ROCm)",
+		Cost:  "none measurable; ROCm builds read PYTORCH_HIP_ALLOC_CONF, the variable their HIP OOM message names (some older ones PYTORCH_CUDA_ALLOC_CONF), and ignore it with a warning where unsupported",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: sh(`export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True`),
+		},
+	},
+	{
+		ID: KillOtherProcessROCm, Level: LevelFreeWins,
+		Title: "Free the memory other processes hold on the AMD GPU (stale notebook kernel, zombie worker)",
+		Cost:  "none; check the PID is yours first",
+		Snippets: map[Framework]Snippet{
+			Any: sh("amd-smi process   # or: rocm-smi --showpids\nkill <PID>   # the stale process"),
+		},
+	},
+	{
+		ID: HIPLaunchBlocking, Level: LevelFreeWins,
+		Title: "Re-run with synchronous HIP launches to find the real failing call",
+		Cost:  "slower run; for diagnosis only",
+		Snippets: map[Framework]Snippet{
+			Any: sh("AMD_SERIALIZE_KERNEL=3 HIP_LAUNCH_BLOCKING=1 python train.py"),
+		},
+	},
+	{
+		ID: MixedPrecisionMPS, Level: LevelOneLiner,
+		Title: "Mixed precision on Apple MPS: compute in 16-bit with autocast",
+		Cost:  "usually faster; MPS autocasts bf16 from torch 2.6 on macOS 14+, fp16 from 2.5 (its GradScaler only from 2.8)",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`with torch.autocast("mps", dtype=torch.bfloat16):   # torch >= 2.6, macOS 14+
+    loss = model(**batch).loss
+loss.backward()
+optimizer.step()`),
+			FrameworkHF: py(`args = TrainingArguments(..., bf16=True)  # accelerate autocasts on "mps" since huggingface/accelerate#3373 (torch >= 2.6)
+# in a loop of your own: with torch.autocast("mps", dtype=torch.bfloat16): loss = model(**batch).loss`),
+		},
+	},
+	{
+		ID: MPSEmptyCache, Level: LevelFreeWins,
+		Title: "Return MPS's cached memory to the system between steps and after evaluation",
+		Cost:  "a little slower when the cache is refilled; it frees what the allocator keeps, not what tensors hold",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`import gc
+del outputs, loss          # what the step no longer needs
+gc.collect()
+torch.mps.empty_cache()    # what MPS still caches
+print(torch.mps.current_allocated_memory() / 2**30, torch.mps.driver_allocated_memory() / 2**30)  # GiB`),
+		},
+	},
+	{
+		ID: MixedPrecisionXPU, Level: LevelOneLiner,
+		Title: "Mixed precision on Intel XPU: compute in bf16 with autocast",
+		Cost:  "usually faster on XMX units; bf16 trains as stably as fp32 for fine-tuning",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`with torch.autocast("xpu", dtype=torch.bfloat16):
+    loss = model(**batch).loss
+loss.backward()
+optimizer.step()`),
+			FrameworkHF: py(`args = TrainingArguments(..., bf16=True)  # the Trainer autocasts on "xpu"`),
+		},
+	},
+	{
+		ID: XPUEmptyCache, Level: LevelFreeWins,
+		Title: "Return the XPU allocator's cached memory between steps and after evaluation",
+		Cost:  "a little slower when the cache is refilled",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`import gc
+del outputs, loss
+gc.collect()
+torch.xpu.empty_cache()
+print(torch.xpu.memory_allocated() / 2**30, torch.xpu.memory_reserved() / 2**30)  # GiB`),
+		},
+	},
+	{
+		ID: KillOtherProcessXPU, Level: LevelFreeWins,
+		Title: "Free the memory other processes hold on the Intel GPU",
+		Cost:  "none; check the PID is yours first",
+		Snippets: map[Framework]Snippet{
+			Any: sh("xpu-smi ps   # processes on each Intel GPU\nkill <PID>   # the stale process"),
+		},
+	},
+	{
+		ID: MixedPrecisionXLA, Level: LevelOneLiner, Only: []Framework{FrameworkPyTorch, FrameworkUnknown, FrameworkHF},
+		Title: "Compute in bf16 on the TPU with XLA's autocast",
+		Cost:  "TPUs compute in bf16 natively; no loss scaling needed",
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`with torch.autocast("xla", dtype=torch.bfloat16):   # torch_xla >= 2.1
+    loss = model(**batch).loss`),
+		},
+	},
+	{
+		ID: XLAFSDP, Level: LevelConfig, Only: []Framework{FrameworkPyTorch, FrameworkUnknown, FrameworkHF},
+		Title:  "Shard parameters, gradients and optimizer states over the TPU cores (PyTorch/XLA FSDP)",
+		Cost:   "same results; more communication between cores",
+		Detail: `{{if .GPUs}}across {{.GPUs}} cores{{end}}`,
+		Snippets: map[Framework]Snippet{
+			FrameworkPyTorch: py(`from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP
+model = FSDP(model)   # wrap each transformer block first (auto_wrap_policy) for the smallest peak`),
+			FrameworkHF: py(`args = TrainingArguments(..., fsdp="full_shard", fsdp_config={"xla": True, "xla_fsdp_grad_ckpt": True})`),
+		},
+	},
+	{
+		ID: TPUMemoryProfile, Level: LevelFreeWins,
+		Title: "Dump the TPU's memory profile to see which buffers fill the HBM",
+		Cost:  "none; for diagnosis",
+		Snippets: map[Framework]Snippet{
+			FrameworkJAX: py(`jax.profiler.save_device_memory_profile("memory.prof")   # open with: pprof -http=:8080 memory.prof`),
+			FrameworkPyTorch: py(`import torch_xla.debug.metrics as met
+print(met.metrics_report())   # and PT_XLA_DEBUG_LEVEL=2 for the compiled programs' sizes`),
+			FrameworkKeras: sh(`# TensorFlow on TPU: capture a profile with the TPU profiler and read its memory viewer
+capture_tpu_profile --tpu=$TPU_NAME --logdir=$MODEL_DIR --duration_ms=60000`),
 		},
 	},
 

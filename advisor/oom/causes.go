@@ -112,6 +112,12 @@ func (b *builder) vllmKV() {
 		b.vllmNoCacheMemory()
 		return
 	}
+	if a, ok := r.Extra["kv_cache_available_bytes"].(int64); ok && a < 0 {
+		// V1 logged a negative budget: the weights and the profiled peak
+		// already exceed gpu_memory_utilization × the GPU.
+		b.vllmNoCacheMemory()
+		return
+	}
 	var ev []string
 	switch {
 	case needed > 0 && avail > 0 && maxSeq > 0:
@@ -136,6 +142,7 @@ func (b *builder) vllmKV() {
 	}
 	b.cause(CauseVLLM, "vLLM's KV cache does not fit in gpu_memory_utilization × GPU after the weights", strings.Join(ev, "; "),
 		fix.MaxModelLen, fix.GPUMemoryUtilization, fix.FP8KVCache, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU)
+	b.setLead("the KV cache at start-up", fix.MaxModelLen, fix.FP8KVCache, fix.TensorParallel)
 }
 
 // vllmNoCacheMemory reads "No available memory for the cache blocks":
@@ -148,8 +155,12 @@ func (b *builder) vllmNoCacheMemory() {
 	if b.r.Facts.Engine.V0 {
 		fixes = append(fixes, fix.MaxModelLen)
 	}
-	b.cause(CauseVLLM, "vLLM has no memory left for its KV cache",
-		"after the weights and the profiling run's peak, nothing of gpu_memory_utilization × GPU is left for the KV cache", fixes...)
+	ev := "after the weights and the profiling run's peak, nothing of gpu_memory_utilization × GPU is left for the KV cache"
+	if a, ok := b.r.Extra["kv_cache_available_bytes"].(int64); ok && a < 0 {
+		ev = fmt.Sprintf("vLLM logged %s of KV cache memory: the weights and the profiling run's peak exceed gpu_memory_utilization × GPU by that much", GiB(a))
+	}
+	b.cause(CauseVLLM, "vLLM has no memory left for its KV cache", ev, fixes...)
+	b.setLead("no room left for the KV cache at start-up", fix.GPUMemoryUtilization, fix.TensorParallel, fix.NF4Weights)
 }
 
 // vllmStartup reads vLLM V1's start-up check: less memory is free than
@@ -166,6 +177,7 @@ func (b *builder) vllmStartup() {
 	}
 	b.cause(CauseVLLMStartup, "Less GPU memory is free than vLLM's gpu_memory_utilization claims", ev,
 		fix.KillOtherProcess, fix.LowerGPUMemoryUtil, fix.OneProcessPerGPU)
+	b.setLead("memory other processes hold at start-up", fix.KillOtherProcess, fix.LowerGPUMemoryUtil)
 }
 
 // ggml reads llama.cpp's (and Ollama's) failures: which buffer did not fit
@@ -193,6 +205,9 @@ func (b *builder) ggml() {
 		}
 		ev = append(ev, fmt.Sprintf("%s need more than the %s free on the GPU", strings.Join(parts, " + "), GiB(s.free)))
 	}
+	if s.perLayer > 0 && s.fitLayers > 0 {
+		ev = append(ev, fmt.Sprintf("a layer on the GPU costs %s (its weights and KV cache), so %d of them fit beside %s for the compute buffer", GiB(s.perLayer), s.fitLayers, GiB(max(s.compute, ggmlComputeReserve))))
+	}
 	if r.Extra["kind"] == KindCUDAError {
 		ev = append(ev, "ggml's CUDA pool grows with the batch and the context while it runs")
 	}
@@ -210,11 +225,14 @@ func (b *builder) ggml() {
 		fixes = append(fixes, fix.MaxBatchedTokens, fix.FlashAttention, fix.MaxModelLen)
 	}
 	fixes = append(fixes, fix.LayerOffload)
-	if s.weights4bit > 0 || s.quant == "" {
+	if s.smaller != "" || s.quant == "" {
 		fixes = append(fixes, fix.NF4Weights)
 	}
 	fixes = append(fixes, fix.KillOtherProcess, fix.BiggerGPU)
 	b.cause(CauseGGML, title, strings.Join(ev, "; "), fixes...)
+	// The layers on the GPU first (their count from the free memory and
+	// what one layer costs, sizeGGML), then a smaller quant or context.
+	b.setLead("llama.cpp's buffers", fix.LayerOffload, fix.NF4Weights, fix.MaxModelLen)
 }
 
 func orWord(s, def string) string {
@@ -324,6 +342,9 @@ func (b *builder) sglang() {
 	}
 	b.cause(CauseSGLang, "SGLang's KV cache pool does not fit after the weights", ev,
 		fix.GPUMemoryUtilization, fix.MaxModelLen, fix.FP8KVCache, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU)
+	// SGLang refuses when its static share leaves no pool: a bigger share
+	// where there is room for one, else a split or smaller weights.
+	b.setLead("SGLang's memory pool at start-up", fix.GPUMemoryUtilization, fix.TensorParallel, fix.NF4Weights)
 }
 
 // onHost reports a failure of host memory, not of a GPU.

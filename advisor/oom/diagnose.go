@@ -17,6 +17,16 @@ type Diagnosis struct {
 	// Sizing is the estimate of the workload the paste names, when it
 	// names one; the fixes of the stages then carry their savings.
 	Sizing *Sizing `json:"sizing,omitempty"`
+	// Measured is what the paste's own numbers say the step needed, and
+	// which reading, it or the estimate, the fixes are sized from.
+	Measured *Measurement `json:"measured,omitempty"`
+	// SetAside is the estimate of the job as read when the paste's numbers
+	// disagree with it (Measured says why): not the sizing, but what the
+	// "Estimate this workload" button starts from. Not part of the JSON.
+	SetAside *Sizing `json:"-"`
+	// FallShort lists the fixes the paste's numbers show cannot close the
+	// gap alone (each says so in its detail): never first.
+	FallShort []string `json:"falls_short,omitempty"`
 	// NeedBytes is the per-GPU memory a bigger GPU must have for the
 	// hardware stage (0 when the paste does not say); for the offer search,
 	// not part of the JSON contract.
@@ -85,11 +95,17 @@ func Diagnose(r Report) Diagnosis {
 	if b.stack == fix.FrameworkUnknown {
 		b.stack = stackFor(r)
 	}
+	if noIdiom(r) {
+		b.stack = stackNone
+	}
 	b.sizing = estimate(r, b.stack)
+	b.measured = measure(r)
+	b.reconcile()
 	b.wholePaste()
 	b.numbers()
 	b.engines()
 	b.byFormat()
+	b.byWhere()
 	b.byPhase()
 	if len(b.causes) == 0 {
 		b.gpuFull()
@@ -101,7 +117,10 @@ func Diagnose(r Report) Diagnosis {
 	d.Causes = b.causes
 	d.NeedBytes = b.needBytes()
 	d.Stages = b.stages()
+	d.FallShort = b.fallShort
 	d.Sizing = b.sizing
+	d.Measured = b.measured
+	d.SetAside = b.setAside
 	return d
 }
 
@@ -114,6 +133,9 @@ func (b *builder) needBytes() int64 {
 	if r.Framework != FrameworkVLLM && r.Extra["stack"] == nil {
 		need = max(need, loadNeed(r))
 	}
+	if m := b.measured; m != nil && m.ShortBytes > 0 {
+		need = max(need, m.NeedBytes)
+	}
 	if need == 0 || !slices.Contains(b.fixes, fix.BiggerGPU) {
 		return 0
 	}
@@ -125,6 +147,18 @@ func (b *builder) needBytes() int64 {
 		need = total + short
 	}
 	return need
+}
+
+// noIdiom reports a program the fix catalogue has no idiom for: TensorRT,
+// CuPy and numba, Lua Torch.
+func noIdiom(r Report) bool {
+	switch r.Extra["kind"] {
+	case KindCUDADriver, KindCuPy, KindTensorRT:
+		return true
+	case KindCUDAError, "thc-cuda-runtime-error-2":
+		return r.Framework == FrameworkOther && r.Extra["stack"] == nil
+	}
+	return false
 }
 
 // stackFor guesses the idiom from the framework field when the report
@@ -157,6 +191,13 @@ type builder struct {
 	maxModelLen, engineMaxLen, wasMaxLen int
 	lowerUtil                            float64
 	ggmlSizes                            ggmlSizes
+	// lead is the fixes for where the job failed, in order, and leadWhy
+	// the words for it (lead.go); measured the paste's own numbers.
+	lead      []string
+	leadWhy   string
+	measured  *Measurement
+	setAside  *Sizing
+	fallShort []string
 }
 
 func (b *builder) cause(id, title, evidence string, fixes ...string) {
@@ -358,6 +399,8 @@ func (b *builder) byFormat() {
 		b.nccl()
 	case r.Facts.Engine.NoCacheMemory && (r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA):
 		b.vllmNoCacheMemory()
+	case r.Extra["kind"] == KindVLLMCumem:
+		// Read as vLLM's sleep mode (byLibrary).
 	case r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA:
 		ev := "vLLM could not fit the KV cache for one full-length request in its memory budget"
 		if n, ok := r.Extra["max_seq_len"].(int); ok {
@@ -373,6 +416,7 @@ func (b *builder) byFormat() {
 	case r.Extra["stack"] == "text-generation-inference" && r.Format == FormatOther:
 		b.cause(CauseTGI, "TGI cannot fit its prefill token budget after loading the model",
 			"TGI warms up with --max-batch-prefill-tokens tokens and that batch does not fit", fix.MaxBatchedTokens, fix.NF4Weights, fix.TensorParallel)
+		b.setLead("the prefill token budget at warm-up", fix.MaxBatchedTokens)
 	case r.Format == FormatCPUAlloc || r.Extra["kind"] == "pinned-host-alloc-failed" || r.Device != nil && *r.Device == "cpu":
 		b.host()
 	case r.Format == FormatMPS:
@@ -458,6 +502,9 @@ func (b *builder) byPhase() {
 				fix.GradAccum, fix.GradCheckpointing, fix.MixedPrecision, fix.FlashAttention, fix.InferenceMode)
 		}
 	case PhaseOptimizer:
+		if b.has(CauseOptimizerInit) {
+			return
+		}
 		b.cause(CauseOptimizer, "Optimizer states (Adam keeps two fp32 copies per parameter) do not fit", ev,
 			fix.Optim8bit, fix.LoRA, fix.Zero2, fix.BiggerGPU)
 	case PhaseEval:
@@ -503,6 +550,8 @@ func loadNeed(r Report) int64 {
 // GiB formats bytes as the frameworks do ("2.00 GiB", "512.00 MiB").
 func GiB(n int64) string {
 	switch {
+	case n < 0:
+		return "-" + GiB(-n)
 	case n >= gib:
 		return fmt.Sprintf("%.2f GiB", float64(n)/float64(gib))
 	case n >= 1<<20:

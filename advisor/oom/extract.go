@@ -341,7 +341,8 @@ func extract(sc *scan, a anchor, rep *Report) {
 	}
 	readReport(sc, a, rep)
 	rep.Phase, rep.PhaseEvidence = phaseOf(sc, a, msg, rep)
-	rep.Facts = readFacts(sc.text, a.pos, stackOf(sc, a))
+	frames := stackOf(sc, a)
+	rep.Facts = readFacts(sc.text, a.pos, frames)
 	if a.kind.family() == 1 {
 		rep.Facts.GGMLBuffer = ggmlBuffer(sc, a)
 	}
@@ -352,6 +353,7 @@ func extract(sc *scan, a anchor, rep *Report) {
 		rep.Stack = fix.FrameworkOllama
 	}
 	rep.ModelHint, rep.GPUHint = hints(sc.text[max(0, a.pos-hintReach):min(len(sc.text), a.pos+hintReach)])
+	finishJob(sc, a, rep, frames)
 	secondError(sc, a, rep)
 }
 

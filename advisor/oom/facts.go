@@ -37,28 +37,64 @@ type Facts struct {
 	// Training reports a paste that shows a training step (backward, an
 	// optimizer step, a trainer's loop).
 	Training bool
+	// ROCm reports a paste from a ROCm build (HIP, an AMD GPU's gfx name),
+	// whose device is still named cuda:N.
+	ROCm bool
 	// text is the region the facts were read from, for the readers of
-	// one engine's lines.
-	text string
+	// one engine's lines; frames the OOM's traceback, innermost first.
+	text   string
+	frames []frame
 }
 
 // PasteWorkload is the workload the paste names; zero values are unknown.
+// Read lists what each setting was read from, for the reply
+// (docs/oom-diagnosis.md §3).
 type PasteWorkload struct {
-	Model                string // as named: a catalog name, a Hugging Face id, a GGUF file
-	Batch                int    // per-device micro-batch
-	AccumSteps           int
-	SeqLen               int
-	Precision            string // "bf16", "fp16", "fp32"
-	GradCheckpointing    *bool
-	Method               string // "lora", "qlora" when the paste shows them
-	ZeroStage            int    // -1 unknown
-	Offload              string // "optimizer", "param"
+	Model             string // as named: a catalog name, a Hugging Face id, a GGUF file
+	Batch             int    // per-device micro-batch
+	AccumSteps        int
+	SeqLen            int    // a training run's sequence length
+	Precision         string // "bf16", "fp16", "fp32"
+	GradCheckpointing *bool
+	// Method is "lora" or "qlora" where the paste shows an adapter (or
+	// jobMethod decides from the whole paste); Adapter says what showed it.
+	Method    string
+	ZeroStage int    // -1 unknown
+	Offload   string // "optimizer", "param"
+	// Sharding is FSDP's strategy when the paste shows FSDP ("full-shard",
+	// "shard-grad-op", "no-shard").
+	Sharding             string
 	GPUs                 int
 	TP                   int
-	MaxModelLen          int
+	MaxModelLen          int // a serving engine's context (vLLM, SGLang, TGI)
+	NCtx                 int // llama.cpp's -c / Ollama's num_ctx as given
 	GPUMemoryUtilization float64
-	GPULayers            int // llama.cpp -ngl as given (-1 unknown)
-	Quant                string
+	GPULayers            int    // llama.cpp -ngl as given (-1 unknown)
+	Quant                string // a GGUF type ("Q4_K_M")
+	// Quantization is how the weights are stored when not in a GGUF:
+	// "bnb-4bit", "bnb-8bit", or the engine's word ("awq", "gptq", "fp8").
+	Quantization string
+	// TrainableParams and AllParams are PEFT's (or Unsloth's) own count.
+	TrainableParams, AllParams int64
+	Optimizer                  string
+	KVCacheDtype               string
+	// BatchedTokens is the most tokens an engine runs in one forward pass
+	// (vLLM max_num_batched_tokens, TensorRT-LLM max_num_tokens, TGI
+	// max-batch-prefill-tokens, SGLang chunked-prefill-size).
+	BatchedTokens int
+	// MaxSeqs is the most sequences an engine batches (vLLM max_num_seqs,
+	// TensorRT-LLM max_batch_size, SGLang max_running_requests).
+	MaxSeqs int
+	// Engine is the program that ran the job, in the job vocabulary (hf,
+	// vllm, sglang, tgi, tensorrt-llm, llama.cpp, ollama).
+	Engine string
+	// Trainer is the training stack whose defaults the estimator fills in
+	// (memory.Framework: trl, unsloth, llama-factory, axolotl, torchtune,
+	// lightning, hf), as the paste's paths and banners show it.
+	Trainer string
+	// Training and Inference are what the paste shows of the job's kind.
+	Training, Inference bool
+	Read                []Reading
 }
 
 // EngineNumbers are the memory numbers a serving engine logs at start-up.
@@ -114,29 +150,6 @@ const (
 )
 
 var (
-	reBatch = regexp.MustCompile(`(?i)(?:per_device_train_batch_size|train_micro_batch_size_per_gpu|micro_batch_size|--batch[_-]size|\bbatch_size)["']?\s*[:=]?\s*["']?(\d{1,6})\b`)
-	reAccum = regexp.MustCompile(`(?i)gradient_accumulation_steps["']?\s*[:=]?\s*(\d{1,6})\b`)
-	reSeq   = regexp.MustCompile(`(?i)(?:max_seq_length|max_seq_len|sequence_len|cutoff_len|model_max_length|--max[-_]model[-_]len|max_model_len|--ctx-size|\bseq_len|--max_length|\bmax_length)["']?\s*[:=]?\s*(\d{2,8})\b`)
-	reBF16  = regexp.MustCompile(`(?i)\bbf16["']?\s*[:=]\s*(?:true|\{\s*"enabled"\s*:\s*true)|--bf16\b|torch_dtype\s*=\s*torch\.bfloat16|dtype=torch\.bfloat16|precision\s*=\s*["']bf16`)
-	reFP16  = regexp.MustCompile(`(?i)\bfp16["']?\s*[:=]\s*(?:true|\{\s*"enabled"\s*:\s*true)|--fp16\b|torch_dtype\s*=\s*torch\.float16|dtype=torch\.float16|precision\s*=\s*["']16`)
-	reGC    = regexp.MustCompile(`(?i)gradient_checkpointing["']?\s*[:=]\s*(true|false)\b`)
-	reLoRA  = regexp.MustCompile(`\bLoraConfig\(|\blora_r\s*[:=]|/peft/|\bpeft_config\b|--lora[_-]r\b|adapter:\s*lora`)
-	reQLoRA = regexp.MustCompile(`load_in_4bit\s*[:=]\s*(?:True|true)|bnb_4bit|adapter:\s*qlora`)
-	// ZeRO: a config dump, Lightning's strategy, DeepSpeed's own log, or
-	// the optimizer's file in a frame.
-	reZeroStage   = regexp.MustCompile(`(?i)"?stage"?\s*[:=]\s*([0-3])\b|zero_stage\s*[:=]\s*([0-3])\b|deepspeed_stage_([1-3])|ZeRO stage ([0-3]) optimizer|\bzero([1-3])\b`)
-	reZeroFrame2  = regexp.MustCompile(`deepspeed/runtime/zero/stage_1_and_2\.py|deepspeed/runtime/zero/stage2\.py`)
-	reZeroFrame3  = regexp.MustCompile(`deepspeed/runtime/zero/(?:stage3|partition_parameters|parameter_offload)\.py`)
-	reOffloadOpt  = regexp.MustCompile(`(?i)"?offload_optimizer"?\s*[:=]\s*\{\s*"device"\s*:\s*"(?:cpu|nvme)"|offload_optimizer_device\s*[:=]\s*(?:cpu|nvme)|deepspeed_stage_\d_offload`)
-	reOffloadPar  = regexp.MustCompile(`(?i)"?offload_param"?\s*[:=]\s*\{\s*"device"\s*:\s*"(?:cpu|nvme)"|offload_param_device\s*[:=]\s*(?:cpu|nvme)`)
-	reGPUs        = regexp.MustCompile(`(?i)(?:--nproc[_-]per[_-]node|num_processes|--num_gpus|\bworld_size|WORLD_SIZE|dist_world_size)["']?\s*[:=]?\s*(\d{1,4})\b`)
-	reTP          = regexp.MustCompile(`(?:--tensor-parallel-size|tensor_parallel_size|--tp)[= ](\d{1,3})\b`)
-	reNGL         = regexp.MustCompile(`(?:\s-ngl|--n-gpu-layers|n_gpu_layers)[= ]\s*(-?\d{1,4})\b`)
-	reCtxFlag     = regexp.MustCompile(`(?:\s-c|--ctx-size)[= ](\d{3,8})\b`)
-	reGGUFQuant   = regexp.MustCompile(`(?i)[-._](I?Q\d(?:_K)?(?:_[SMLX]{1,2})?|Q\d_\d|F16|BF16)\.gguf\b|file type\s*=\s*(I?Q\d\w*|F16|BF16)\b|model ftype\s*=\s*(I?Q\d\w*|F16|BF16)\b`)
-	reModelArg    = regexp.MustCompile(`(?:vllm serve|--model(?:-path|_name_or_path|-id)?[= ]|model=['"]|from_pretrained\(\s*['"]|base_model:\s*|model_name_or_path["']?\s*[:=]\s*['"]?|-m |-hf )\s*([\w.\-/:]{3,120})`)
-	reRankPrefix  = regexp.MustCompile(`\[rank(\d{1,4})\]`)
-	reVLLMUtilAny = regexp.MustCompile(`(?i)gpu[_-]memory[_-]utilization["']?\s*[:=( ]\s*(0?\.\d+|1\.0*)\b`)
 
 	// vLLM's start-up numbers.
 	reVLLMWeightsTook = regexp.MustCompile(`(?:Model loading took|Loading model weights took)\s+` + sizePattern)
@@ -192,11 +205,12 @@ func readFacts(text string, at int, frames []frame) Facts {
 	}
 	t := pasteText{text, strings.ToLower(text)}
 	before := text[:max(0, min(at, len(text)))]
-	f := Facts{Workload: readWorkload(t, frames), Engine: readEngine(t), Growth: readGrowth(before), Steps: readSteps(before), text: text}
+	f := Facts{Workload: readWorkload(t, frames), Engine: readEngine(t), Growth: readGrowth(before), Steps: readSteps(before), text: text, frames: frames}
 	f.Convolutional = t.has("conv", "resnet", "vgg", "batchnorm", "torchvision", "efficientnet", "mobilenet", "yolo") &&
 		reConvEvidence.MatchString(text) && !reAttentionEvidence.MatchString(text)
 	f.NoGrad = t.has("no_grad", "inference_mode", "decorate_context", "set_grad_enabled") && reNoGrad.MatchString(text)
-	f.Training = t.has(".backward(", "optimizer.step(", "training_step", "trainer.train(", "model.train()", "train_epoch", "_inner_training_loop")
+	f.Training = f.Workload.Training
+	f.ROCm = t.has("hip out of memory", "pytorch_hip_alloc_conf", "/rocm", "rocm/", "rocm-smi", "hipmalloc", "hip error", "amd instinct", "radeon", "gfx90a", "gfx942", "gfx1100", "gfx1151")
 	for _, fr := range frames {
 		if generateFns[fr.fn] {
 			f.NoGrad = true
@@ -225,83 +239,6 @@ func lastInt(re *regexp.Regexp, s string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-func readWorkload(t pasteText, frames []frame) PasteWorkload {
-	text := t.s
-	w := PasteWorkload{ZeroStage: -1, GPULayers: -1}
-	if t.has("batch_size", "batch-size") {
-		w.Batch, _ = lastInt(reBatch, text)
-	}
-	if t.has("gradient_accumulation") {
-		w.AccumSteps, _ = lastInt(reAccum, text)
-	}
-	if t.has("max_seq", "sequence_len", "cutoff_len", "model_max_length", "max-model-len", "max_model_len", "ctx-size", "seq_len", "max_length") {
-		w.SeqLen, _ = lastInt(reSeq, text)
-	}
-	switch {
-	case t.has("bf16", "bfloat16") && reBF16.MatchString(text):
-		w.Precision = "bf16"
-	case t.has("fp16", "float16", "precision") && reFP16.MatchString(text):
-		w.Precision = "fp16"
-	}
-	if t.has("gradient_checkpointing") {
-		if m := reGC.FindAllStringSubmatch(text, -1); m != nil {
-			on := strings.EqualFold(m[len(m)-1][1], "true")
-			w.GradCheckpointing = &on
-		}
-	}
-	switch {
-	case t.has("4bit", "qlora") && reQLoRA.MatchString(text):
-		w.Method = "qlora"
-	case t.has("lora", "peft") && reLoRA.MatchString(text):
-		w.Method = "lora"
-	}
-	w.ZeroStage = zeroStage(t, frames)
-	switch {
-	case !t.has("offload"):
-	case reOffloadPar.MatchString(text):
-		w.Offload = "param"
-	case reOffloadOpt.MatchString(text):
-		w.Offload = "optimizer"
-	}
-	if t.has("nproc", "num_processes", "num_gpus", "world_size") {
-		w.GPUs, _ = lastInt(reGPUs, text)
-	}
-	if strings.Contains(text, "[rank") {
-		for _, m := range reRankPrefix.FindAllStringSubmatch(text, 64) {
-			if n, ok := intOf(m[1]); ok && n+1 > w.GPUs {
-				w.GPUs = n + 1
-			}
-		}
-	}
-	if t.has("tensor-parallel", "tensor_parallel", "--tp") {
-		w.TP, _ = lastInt(reTP, text)
-	}
-	if t.has(" -c ", "ctx-size") {
-		w.MaxModelLen, _ = lastInt(reCtxFlag, text)
-	}
-	if t.has("utilization") {
-		if m := reVLLMUtilAny.FindStringSubmatch(text); m != nil {
-			w.GPUMemoryUtilization, _ = strconv.ParseFloat(m[1], 64)
-		}
-	}
-	if t.has("ngl", "gpu-layers", "gpu_layers") {
-		if n, ok := lastInt(reNGL, text); ok {
-			w.GPULayers = n
-		}
-	}
-	if t.has("gguf", "ftype", "file type") {
-		if m := reGGUFQuant.FindStringSubmatch(text); m != nil {
-			w.Quant = strings.ToUpper(m[1] + m[2] + m[3])
-		}
-	}
-	if t.has("vllm serve", "--model", "model=", "from_pretrained", "base_model", "model_name_or_path", "-m ", "-hf ") {
-		if m := reModelArg.FindStringSubmatch(text); m != nil {
-			w.Model = strings.Trim(m[1], `"'.,:`)
-		}
-	}
-	return w
 }
 
 // zeroStage is the ZeRO stage the paste shows (-1 when it does not): a
@@ -562,3 +499,6 @@ func readSteps(text string) int {
 	}
 	return hi
 }
+
+// stackFrames is the traceback of the report's OOM, innermost first.
+func stackFrames(r Report) []frame { return r.Facts.frames }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vrambot/vrambot/advisor/fix"
 )
@@ -23,11 +24,11 @@ func TestReadWorkload(t *testing.T) {
 			}},
 		{"vllm command line", "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 32768 --gpu-memory-utilization 0.85 --tensor-parallel-size 2",
 			func(w PasteWorkload) bool {
-				return w.Model == "Qwen/Qwen2.5-7B-Instruct" && w.SeqLen == 32768 && w.GPUMemoryUtilization == 0.85 && w.TP == 2
+				return w.Model == "Qwen/Qwen2.5-7B-Instruct" && w.MaxModelLen == 32768 && w.GPUMemoryUtilization == 0.85 && w.TP == 2
 			}},
 		{"llama.cpp command line", "./llama-server -m models/x-Q8_0.gguf -ngl 99 -c 16384",
 			func(w PasteWorkload) bool {
-				return w.Model == "models/x-Q8_0.gguf" && w.GPULayers == 99 && w.MaxModelLen == 16384 && w.Quant == "Q8_0"
+				return w.Model == "models/x-Q8_0.gguf" && w.GPULayers == 99 && w.NCtx == 16384 && w.Quant == "Q8_0"
 			}},
 		{"ranks", "[rank0]: a\n[rank7]: b\n", func(w PasteWorkload) bool { return w.GPUs == 8 }},
 		{"lora", "peft_config=LoraConfig(r=16)", func(w PasteWorkload) bool { return w.Method == "lora" }},
@@ -165,6 +166,9 @@ func FuzzReadFacts(f *testing.F) {
 	f.Add("step 1 mem 10 GB\nstep 2 mem 20 GB\nstep 3 mem 30 GB\nper_device_train_batch_size=8", 40)
 	f.Add("vllm serve x --max-model-len 99999999999999999999 -ngl -1 -c 1\nmem 1 GB → 99999999 TB", 10)
 	f.Add(convBackward, len(convBackward))
+	f.Add("trainable params: 3,833,856 || all params: 8,194,569,216 || trainable%: 0.0468\nNumber of trainable parameters = 99999999999999999999999", 10)
+	f.Add("Initializing a V1 LLM engine (v0.9.1) with config: model='x', max_seq_len=99999999, tensor_parallel_size=999, quantization=awq, kv_cache_dtype=fp8", 0)
+	f.Add("print_info: file type   = Q4_K - Medium\nload_tensors: offloaded 47/81 layers to GPU\nfsdp_sharding_strategy: FULL_SHARD\nCreating BF16 optimizer\n[INFO] [stage_1_and_2.py:151:__init__] CPU Offload: True", 30)
 	f.Fuzz(func(t *testing.T, text string, at int) {
 		if at < 0 || at > len(text) {
 			at = len(text)
@@ -172,6 +176,15 @@ func FuzzReadFacts(f *testing.F) {
 		facts := readFacts(text, at, nil)
 		if facts.Growth.From < 0 || facts.Growth.To < 0 || facts.Steps < 0 {
 			t.Fatalf("negative reading: %+v", facts)
+		}
+		w := facts.Workload
+		if len(w.Read) > maxReadings || w.TrainableParams < 0 || w.AllParams < 0 || w.MaxModelLen < 0 || w.NCtx < 0 {
+			t.Fatalf("reading out of bounds: %+v", w)
+		}
+		for _, r := range w.Read {
+			if len(r.From) > maxFromBytes+len("…") || !utf8.ValidString(r.From) {
+				t.Fatalf("reading's words %q", r.From)
+			}
 		}
 		_ = cappedContext(facts.Engine.EstimatedMaxLen)
 	})

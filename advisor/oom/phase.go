@@ -542,14 +542,15 @@ func detectStack(text string, k kind) fix.Framework {
 		return fix.FrameworkSGLang
 	case k == kindTGI || isTGI(text):
 		return fix.FrameworkTGI
-	case k == kindVLLMKV || k == kindVLLMStartup || strings.Contains(lower, "vllm"):
+	case k == kindVLLMKV || k == kindVLLMStartup || strings.Contains(lower, "vllm") || strings.Contains(text, "LLM engine (v"):
 		return fix.FrameworkVLLM
 	case strings.Contains(lower, "deepspeed"):
 		return fix.FrameworkDeepSpeed
 	case strings.Contains(lower, "lightning"):
 		return fix.FrameworkLightning
 	case strings.Contains(text, "transformers/trainer") || strings.Contains(text, `transformers\trainer`) ||
-		strings.Contains(text, "/trl/") || strings.Contains(text, "accelerate/") || strings.Contains(text, "/peft/"):
+		strings.Contains(text, "/trl/") || strings.Contains(text, "accelerate/"):
+		// PEFT alone is a model wrapper: the loop may be the user's own.
 		return fix.FrameworkHF
 	case (k == kindXLA || k == kindXLAHBM || k == kindXLAReserve) && isTensorFlow(text):
 		// TensorFlow on a TPU reports through XLA too.

@@ -76,6 +76,10 @@ type Report struct {
 	GPUHint                   *string        `json:"gpu_hint"`
 	Extra                     map[string]any `json:"extra"`
 	Occurrences               int            `json:"occurrences"`
+	// Job is the workload the paste's own lines show and where in it the
+	// OOM happened (docs/oom-diagnosis.md §3); null when nothing was
+	// detected. An addition to the corpus contract.
+	Job *Job `json:"job"`
 
 	// Stack is the training/serving stack the paste shows, for the idiom of
 	// the fix snippets; PhaseEvidence quotes what set Phase. Neither is part

@@ -89,6 +89,35 @@ var ggmlBitsPerWeight = map[string]float64{
 // smallerQuant is the 4-bit type proposed in place of a bigger one.
 const smallerQuant = "Q4_K_M"
 
+// quantSteps are the GGUF types a model is commonly published in, largest
+// first: the next smaller one is what a model that does not fit steps down
+// to (a 4-bit model to a 3-bit one).
+var quantSteps = []string{"F16", "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q4_K_M", "Q4_K_S", "IQ4_XS", "Q3_K_M", "IQ3_XS", "Q2_K"}
+
+// nextQuant is the GGUF type to step down to from q: Q4_K_M for anything
+// above 4.5 bits, else the next of quantSteps; "" when q is the smallest
+// or unknown.
+func nextQuant(q string) string {
+	bits, ok := ggmlBitsPerWeight[q]
+	if !ok {
+		return ""
+	}
+	if bits > ggmlBitsPerWeight[smallerQuant]+0.5 {
+		return smallerQuant
+	}
+	for _, t := range quantSteps {
+		if b, ok := ggmlBitsPerWeight[t]; ok && b < bits-0.3 {
+			return t
+		}
+	}
+	return ""
+}
+
+// ggmlComputeReserve is what llama.cpp's compute buffer is taken to need
+// when the log has not printed it yet (it is allocated after the KV
+// cache): about a GiB for a 16k context on a large model.
+const ggmlComputeReserve = gib
+
 // ggmlMargin is what llama.cpp needs on the GPU beyond its buffers: the
 // CUDA context and the scratch of the backend (~300-500 MiB).
 const ggmlMargin = 512 << 20
@@ -98,9 +127,13 @@ const ggmlMargin = 512 << 20
 // memory the GPU would need to hold it all. Zero values are unknown.
 type ggmlSizes struct {
 	free, weights, kv, compute, need int64
-	layers, fitLayers, ctx, fitCtx   int
-	quant                            string
-	weights4bit                      int64
+	// perLayer is what one layer on the GPU costs (its weights and KV).
+	perLayer                       int64
+	layers, fitLayers, ctx, fitCtx int
+	// quant is the GGUF type loaded, smaller the one to step down to and
+	// weightsSmaller the GPU's weights in it.
+	quant, smaller string
+	weightsSmaller int64
 }
 
 // sizeGGML reads the sizes from the report: the engine numbers the log
@@ -131,10 +164,23 @@ func sizeGGML(r Report, total int64) ggmlSizes {
 		s.need = 0
 		return s
 	}
-	if s.layers > 1 {
-		perLayer := s.weights / int64(s.layers)
-		if room := s.free - s.kv - s.compute - ggmlMargin; room > 0 && perLayer > 0 {
-			s.fitLayers = min(s.layers-1, int(room/perLayer))
+	// A layer on the GPU brings its weights and its share of the KV cache
+	// (llama.cpp keeps a layer's cache on the layer's device): the logged
+	// GPU buffers over the layers offloaded are what one more layer costs
+	// (docs/oom-diagnosis.md §5).
+	onGPU := e.OffloadedLayers
+	if onGPU <= 0 {
+		onGPU = s.layers
+	}
+	if onGPU > 1 {
+		perLayer := (s.weights + s.kv) / int64(onGPU)
+		s.perLayer = perLayer
+		compute := s.compute
+		if compute == 0 {
+			compute = ggmlComputeReserve
+		}
+		if room := s.free - compute - ggmlMargin; room > 0 && perLayer > 0 {
+			s.fitLayers = min(onGPU-1, int(room/perLayer))
 		}
 	}
 	if s.kv > 0 && s.ctx > 0 {
@@ -145,8 +191,8 @@ func sizeGGML(r Report, total int64) ggmlSizes {
 			}
 		}
 	}
-	if bits, ok := ggmlBitsPerWeight[s.quant]; ok && bits > ggmlBitsPerWeight[smallerQuant]+0.5 {
-		s.weights4bit = int64(float64(s.weights) * ggmlBitsPerWeight[smallerQuant] / bits)
+	if s.smaller = nextQuant(s.quant); s.smaller != "" {
+		s.weightsSmaller = int64(float64(s.weights) * ggmlBitsPerWeight[s.smaller] / ggmlBitsPerWeight[s.quant])
 	}
 	return s
 }
@@ -206,72 +252,31 @@ func hintGPUBytes(r Report) int64 {
 }
 
 // estimate runs the estimator and the planner on the workload the paste
-// names: a catalog model with a batch, a sequence length, or settings that
-// say how it was trained or served. It returns nil when the paste does not
-// name one; model lookup is the catalog's only (no network here).
+// names: a catalog model (or the parameter count PEFT prints) with a
+// batch, a sequence length, or settings that say how it was trained or
+// served. It returns nil when the paste does not name one, and for
+// llama.cpp whose own buffer sizes say more; model lookup is the catalog's
+// only (no network here).
 func estimate(r Report, stack fix.Framework) *Sizing {
-	pw := r.Facts.Workload
-	name := pw.Model
-	m, ok := catalog.LookupModel(name)
-	if !ok && r.ModelHint != nil {
-		m, ok = catalog.LookupModel(*r.ModelHint)
+	e := r.Facts.Engine
+	if e.GPUModelBytes > 0 && e.GPUFreeBytes > 0 {
+		return nil
 	}
-	if !ok || pw.Batch == 0 && pw.SeqLen == 0 && pw.Method == "" && pw.ZeroStage < 0 && pw.MaxModelLen == 0 {
+	w, ok := workloadOf(r)
+	if !ok {
 		return nil
 	}
 	gpu, ok := gpuOf(r)
 	if !ok {
 		return nil
 	}
-	w := memory.Workload{Model: m, ModelName: m.Name, Batch: pw.Batch, SeqLen: pw.SeqLen, GPUs: max(1, pw.GPUs)}
-	if pw.AccumSteps > 1 {
-		w.Assumptions = append(w.Assumptions, fmt.Sprintf("gradient_accumulation_steps %d does not change memory: the micro-batch is %d", pw.AccumSteps, pw.Batch))
-	}
-	switch {
-	case pw.Method == "qlora":
-		w.Method, w.Precision = memory.MethodQLoRA, memory.PrecisionNF4
-	case pw.Method == "lora":
-		w.Method = memory.MethodLoRA
-	case r.Framework == FrameworkVLLM || r.Phase == PhaseGenerate || r.Phase == PhaseEval || r.Phase == PhaseLoad && !training(r):
-		w.Method = memory.MethodInference
-		if r.Framework == FrameworkVLLM {
-			w.Engine = "vllm"
-		}
-	default:
-		w.Method = memory.MethodFull
-	}
-	if w.Precision == "" {
-		switch {
-		case pw.Precision == "bf16" && w.Method == memory.MethodInference:
-			w.Precision = memory.PrecisionBF16
-		case pw.Precision == "bf16":
-			w.Precision = memory.PrecisionMixedBF16
-		case pw.Precision == "fp16" && w.Method == memory.MethodInference:
-			w.Precision = memory.PrecisionFP16
-		case pw.Precision == "fp16":
-			w.Precision = memory.PrecisionMixedFP16
-		}
-	}
-	if w.Engine == "vllm" && pw.MaxModelLen > 0 {
-		w.SeqLen = pw.MaxModelLen
-	}
-	if pw.GradCheckpointing != nil {
-		w.GradCheckpointing = *pw.GradCheckpointing
-	}
-	if pw.ZeroStage > 0 {
-		w.ZeroStage = pw.ZeroStage
-	}
-	switch pw.Offload {
-	case "optimizer":
-		w.Offload = memory.OffloadOptimizer
-	case "param":
-		w.Offload = memory.OffloadParam
-	}
-	w.TP = pw.TP
 	w = memory.Resolve(w)
 	est := memory.Estimate(w)
 	fit, _ := memory.Assess(est, gpu)
 	s := &Sizing{Workload: w, Estimate: est, GPU: gpu.Name, UsableBytes: gpu.UsableBytes, Fit: fit, plan: map[string]fix.Fix{}}
+	if stack == stackNone {
+		stack = fix.FrameworkPyTorch
+	}
 	p := plan.Plan(w, gpu, stack)
 	s.microBatch = p.Final.Batch
 	stages := p.Stages
@@ -286,6 +291,181 @@ func estimate(r Report, stack fix.Framework) *Sizing {
 		}
 	}
 	return s
+}
+
+// workloadOf is the estimator's workload for the job the paste shows:
+// its model, method, precision, sizes, sharding and engine as read.
+func workloadOf(r Report) (memory.Workload, bool) {
+	pw := r.Facts.Workload
+	m, ok := catalog.LookupModel(pw.Model)
+	if !ok && r.ModelHint != nil {
+		m, ok = catalog.LookupModel(*r.ModelHint)
+	}
+	w := memory.Workload{Model: m, ModelName: m.Name, Batch: pw.Batch, SeqLen: pw.SeqLen, GPUs: max(1, pw.GPUs), TP: pw.TP}
+	if !ok {
+		// PEFT's "all params" is the model's size, but for 4-bit weights it
+		// counts each packed pair as one.
+		if pw.AllParams <= 0 || pw.Quantization == "bnb-4bit" || pw.Method == "qlora" {
+			return memory.Workload{}, false
+		}
+		w = memory.Workload{Params: pw.AllParams - pw.TrainableParams, Batch: pw.Batch, SeqLen: pw.SeqLen, GPUs: max(1, pw.GPUs)}
+		w.Assumptions = append(w.Assumptions, fmt.Sprintf("the model is no catalog model: a typical architecture of the %s parameters PEFT prints", paramWords(pw.AllParams)))
+	}
+	if pw.Batch == 0 && pw.SeqLen == 0 && pw.Method == "" && pw.ZeroStage < 0 && pw.MaxModelLen == 0 && pw.NCtx == 0 {
+		return memory.Workload{}, false
+	}
+	if pw.AccumSteps > 1 {
+		w.Assumptions = append(w.Assumptions, fmt.Sprintf("gradient_accumulation_steps %d does not change memory: the micro-batch is %d", pw.AccumSteps, pw.Batch))
+	}
+	setMethod(r, &w)
+	setPrecision(pw, &w)
+	if pw.GradCheckpointing != nil {
+		w.GradCheckpointing = *pw.GradCheckpointing
+	}
+	if pw.ZeroStage > 0 {
+		w.ZeroStage = pw.ZeroStage
+	}
+	switch pw.Sharding {
+	case "full-shard":
+		w.Sharding, w.ZeroStage = memory.ShardingFSDP, 3
+	case "shard-grad-op":
+		w.Sharding, w.ZeroStage = memory.ShardingFSDP, 2
+	}
+	switch pw.Offload {
+	case "optimizer":
+		w.Offload = memory.OffloadOptimizer
+	case "param":
+		w.Offload = memory.OffloadParam
+	}
+	if w.Method.IsAdapter() && pw.TrainableParams > 0 {
+		fitLoRA(&w, pw.TrainableParams)
+	}
+	if w.Method != memory.MethodInference {
+		w.Framework = memory.Framework(pw.Trainer)
+		if r.Job != nil && r.Job.Where == WhereLogits {
+			// The OOM is in the full logits' loss: whatever the stack's
+			// default, this run computes the standard one.
+			w.Loss = memory.LossStandard
+		}
+	}
+	return w, true
+}
+
+// setMethod sets the method and the serving engine the paste shows.
+func setMethod(r Report, w *memory.Workload) {
+	pw := r.Facts.Workload
+	switch {
+	case pw.Method == "qlora":
+		w.Method, w.Precision = memory.MethodQLoRA, memory.PrecisionNF4
+	case pw.Method == "lora":
+		w.Method = memory.MethodLoRA
+	case pw.Method == "inference" || r.Framework == FrameworkVLLM || r.Phase == PhaseGenerate || r.Phase == PhaseEval || r.Phase == PhaseLoad && !training(r):
+		w.Method = memory.MethodInference
+	default:
+		w.Method = memory.MethodFull
+	}
+	if w.Method != memory.MethodInference {
+		return
+	}
+	switch pw.Engine {
+	case EngineVLLM, EngineSGLang, EngineTGI:
+		w.Engine = pw.Engine
+		if pw.MaxModelLen > 0 {
+			w.SeqLen = pw.MaxModelLen
+		}
+	case EngineLlamaCPP, EngineOllama:
+		w.Engine = pw.Engine
+		if pw.NCtx > 0 {
+			w.SeqLen = pw.NCtx
+		}
+	}
+	if r.Framework == FrameworkVLLM && w.Engine == "" {
+		w.Engine = EngineVLLM
+	}
+	if w.Engine == EngineVLLM && pw.GPUMemoryUtilization > 0 {
+		w.GPUMemoryUtilization = pw.GPUMemoryUtilization
+	}
+}
+
+// setPrecision sets the weights' storage and the compute regime read.
+func setPrecision(pw PasteWorkload, w *memory.Workload) {
+	if w.Precision != "" {
+		return
+	}
+	if q := memory.Precision(strings.ToLower(pw.Quant)); pw.Quant != "" && memory.IsCheckpointPrecision(q) {
+		w.Precision = q
+		return
+	}
+	switch pw.Quantization {
+	case "bnb-4bit":
+		w.Precision = memory.PrecisionNF4
+		return
+	case "bnb-8bit":
+		w.Precision = memory.PrecisionInt8
+		return
+	case "awq", "awq_marlin":
+		w.Precision = memory.PrecisionAWQ
+		return
+	case "gptq", "gptq_marlin":
+		w.Precision = memory.PrecisionGPTQ
+		return
+	case "fp8":
+		w.Precision = memory.PrecisionFP8
+		return
+	}
+	// An adapter's base weights stay in the 16-bit dtype they were loaded
+	// in; AMP keeps fp32 copies of the adapters only.
+	inference := w.Method == memory.MethodInference || w.Method.IsAdapter()
+	switch {
+	case pw.Precision == "bf16" && inference:
+		w.Precision = memory.PrecisionBF16
+	case pw.Precision == "bf16":
+		w.Precision = memory.PrecisionMixedBF16
+	case pw.Precision == "fp16" && inference:
+		w.Precision = memory.PrecisionFP16
+	case pw.Precision == "fp16":
+		w.Precision = memory.PrecisionMixedFP16
+	}
+}
+
+// loraShapes are the adapter shapes tried against the trainable count
+// the paste prints: PEFT's default (r=8 on q,v) first.
+var loraShapes = []struct {
+	rank    int
+	targets string
+}{{8, "qv"}, {16, "qv"}, {4, "qv"}, {32, "qv"}, {64, "qv"}, {8, "all"}, {16, "all"}, {32, "all"}, {64, "all"}, {128, "all"},
+	{4, "all"}, {256, "all"}, {8, "attn"}, {16, "attn"}, {32, "attn"}, {64, "attn"}}
+
+// loraMatch is how close a shape's trainable count must be to the paste's.
+const loraMatch = 0.02
+
+// fitLoRA sets the LoRA rank and targets whose trainable parameters match
+// the count the paste prints, and says so; the defaults stand when none
+// does.
+func fitLoRA(w *memory.Workload, trainable int64) {
+	for _, sh := range loraShapes {
+		c := *w
+		c.LoRARank, c.LoRATargets, c.Assumptions = sh.rank, sh.targets, nil
+		c = memory.Resolve(c)
+		if within(c.TrainableParams, trainable, loraMatch) {
+			w.LoRARank, w.LoRATargets = sh.rank, sh.targets
+			w.Assumptions = append(w.Assumptions, fmt.Sprintf("LoRA rank %d on %s: the %s trainable parameters the paste prints", sh.rank, loraTargetWords[sh.targets], paramWords(trainable)))
+			return
+		}
+	}
+}
+
+var loraTargetWords = map[string]string{"qv": "q and v", "attn": "the attention projections", "all": "all linear layers"}
+
+// paramWords writes a parameter count as people say it ("3.8M", "8.19B").
+func paramWords(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%d", n)
 }
 
 // training reports a paste that shows a training step.

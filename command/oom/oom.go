@@ -3,6 +3,7 @@ package oom
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,24 +71,25 @@ func Diagnose(ctx context.Context, text string, offers OfferFinder) Answer {
 		r.Verdict.Band = reply.BandTight
 	}
 	// The lead: the first fixes, each with its snippet under it.
-	var fixes []fix.Fix
-	for _, st := range d.Stages {
-		fixes = append(fixes, st.Fixes...)
-	}
+	fixes := leadOrder(d)
 	shown := min(len(fixes), layout.LeadFixes)
+	answer := map[string]int{}
 	for i, f := range fixes[:shown] {
 		r.Sections = append(r.Sections, layout.FixSection(i+1, f, nil))
+		answer[f.ID] = i + 1
 	}
 	details := &reply.Reply{Kind: "oom", Title: layout.DetailsTitle(r.Title), Fields: fieldsOf(rep)}
+	if rep.Job != nil && len(rep.Job.Read) > 0 {
+		details.Sections = append(details.Sections, readSection(rep.Job))
+	}
 	if len(d.Causes) > 0 {
 		details.Sections = append(details.Sections, causesSection(d.Causes))
 	}
 	if d.Sizing != nil {
 		details.Sections = append(details.Sections, sizingSection(d.Sizing))
 	}
-	n := 0
 	for _, st := range d.Stages {
-		details.Sections = append(details.Sections, stageSection(st, &n, shown))
+		details.Sections = append(details.Sections, stageSection(st, answer))
 	}
 	var provenance []string
 	if d.NeedBytes > 0 && offers != nil {
@@ -111,6 +113,23 @@ func Diagnose(ctx context.Context, text string, offers OfferFinder) Answer {
 		r.Actions = []reply.Action{{ID: reply.ActionEstimate, Text: "Estimate this workload", Value: q}}
 	}
 	return Answer{Reply: r, Result: res}
+}
+
+// leadOrder is the order the answer shows the fixes in: the stages' order,
+// with the fixes the paste's numbers show cannot close the gap after all
+// the others (they say so in their detail).
+func leadOrder(d oom.Diagnosis) []fix.Fix {
+	var fixes, short []fix.Fix
+	for _, st := range d.Stages {
+		for _, f := range st.Fixes {
+			if slices.Contains(d.FallShort, f.ID) {
+				short = append(short, f)
+				continue
+			}
+			fixes = append(fixes, f)
+		}
+	}
+	return append(fixes, short...)
 }
 
 // oomBar pictures the device when the paste gives its capacity: what the
@@ -160,7 +179,11 @@ func memoryBar(r oom.Report) *reply.Bar {
 // "Estimate this workload" button), or "" when it names no model.
 func estimateQuery(r oom.Report, d oom.Diagnosis) string {
 	var q query.Words
-	if s := d.Sizing; s != nil {
+	s := d.Sizing
+	if s == nil {
+		s = d.SetAside
+	}
+	if s != nil {
 		w := s.Workload
 		q.Model, q.Method = w.ModelName, string(w.Method)
 		if g, ok := catalog.LookupGPU(s.GPU); ok && len(g.Aliases) > 0 {
@@ -224,7 +247,19 @@ func labelOf(r oom.Report) string {
 	case oom.KindNCCL:
 		return "NCCL OOM"
 	}
+	switch r.Extra["kind"] {
+	case oom.KindCUDADriver:
+		return "CUDA driver OOM"
+	case oom.KindCuPy:
+		return "CuPy OOM"
+	case oom.KindVLLMCumem:
+		return "vLLM sleep-mode OOM"
+	}
 	switch r.Extra["stack"] {
+	case oom.StackTensorRTLLM:
+		return "TensorRT-LLM OOM"
+	case oom.StackTensorRT:
+		return "TensorRT OOM"
 	case oom.StackLlamaCPP:
 		return "llama.cpp OOM"
 	case oom.StackOllama:
@@ -329,12 +364,11 @@ func causesSection(cs []oom.Cause) reply.Section {
 	return s
 }
 
-// stageSection lists a stage's fixes; n counts the fixes before it, and
-// the snippets of the first shown are in the lead, so not repeated here.
-func stageSection(st fix.Stage, n *int, shown int) reply.Section {
+// stageSection lists a stage's fixes; the snippets of those the answer
+// shows (answer: the fix's number there) are in the lead, so not repeated.
+func stageSection(st fix.Stage, answer map[string]int) reply.Section {
 	s := reply.Section{Title: fmt.Sprintf("Stage %d: %s", st.Stage, st.Title)}
 	for i, f := range st.Fixes {
-		*n++
 		item := fmt.Sprintf("%d) %s", i+1, f.Heading())
 		if f.SavesBytes != nil && f.TotalAfterBytes != nil {
 			item += fmt.Sprintf(" — saves %s → %s per GPU", units.FormatGiB(*f.SavesBytes), units.FormatGiB(*f.TotalAfterBytes))
@@ -342,11 +376,12 @@ func stageSection(st fix.Stage, n *int, shown int) reply.Section {
 		if f.Cost != "" {
 			item += " — cost: " + f.Cost
 		}
-		if *n <= shown && f.Snippet != "" {
-			item += fmt.Sprintf(" — snippet: fix %d of the answer", *n)
+		n, inAnswer := answer[f.ID]
+		if inAnswer && f.Snippet != "" {
+			item += fmt.Sprintf(" — snippet: fix %d of the answer", n)
 		}
 		s.Items = append(s.Items, item)
-		if f.Snippet != "" && *n > shown {
+		if f.Snippet != "" && !inAnswer {
 			s.Code = append(s.Code, reply.Code{Lang: f.SnippetLang, Text: snippetHeader(f.SnippetLang, i+1) + f.Snippet})
 		}
 	}
@@ -369,6 +404,12 @@ func snippetHeader(lang string, n int) string {
 // a fact.
 func contextLines(r oom.Report, d oom.Diagnosis) []string {
 	var out []string
+	if line := readLine(r.Job); line != "" {
+		out = append(out, line)
+	}
+	if line := measuredLine(d.Measured); line != "" {
+		out = append(out, line)
+	}
 	if r.Occurrences > 1 {
 		out = append(out, fmt.Sprintf("The paste holds %d OOM messages; the numbers are from the first.", r.Occurrences))
 	}
@@ -382,7 +423,7 @@ func contextLines(r oom.Report, d oom.Diagnosis) []string {
 	if r.Device == nil {
 		missing = append(missing, "the device")
 	}
-	if r.Phase == oom.PhaseUnknown {
+	if r.Phase == oom.PhaseUnknown && (r.Job == nil || r.Job.Where == oom.WhereUnknown) {
 		missing = append(missing, "where in the job it happened (no telling stack frame)")
 	}
 	if len(missing) > 0 {
@@ -391,12 +432,96 @@ func contextLines(r oom.Report, d oom.Diagnosis) []string {
 	if r.ModelHint != nil {
 		out = append(out, "Model named in the paste: "+*r.ModelHint+".")
 	}
-	if d.Sizing != nil {
+	switch {
+	case d.Sizing != nil:
 		out = append(out, "Savings are the /vram estimator's for the workload the paste names; "+strings.Join(d.Sizing.Workload.Assumptions, "; ")+".")
-	} else {
+	case d.Measured != nil && d.Measured.Trusted == oom.TrustMeasurement:
+		out = append(out, "Fix savings are not quantified: the estimate of the job as read disagrees with the paste's own numbers, which are what the fixes are sized against.")
+	default:
 		out = append(out, "Fix savings are not quantified: the paste does not describe the workload; `/vram` estimates one.")
 	}
 	return out
+}
+
+// readOrder is the order the settings read from a paste are listed in:
+// what ran first, then its sizes.
+var readOrder = []string{"model", "method", "engine", "quantization", "trainable_params", "zero_stage", "sharding", "offload", "tp",
+	"gpus", "max_model_len", "n_ctx", "ngl", "gguf_type", "max_seqs", "batched_tokens", "batch", "grad_accum_steps", "seq_len", "precision",
+	"gradient_checkpointing", "optimizer", "gpu_memory_utilization", "kv_cache_dtype"}
+
+// readWords names a setting in the reply.
+var readWords = map[string]string{"trainable_params": "trainable params", "zero_stage": "ZeRO stage", "max_model_len": "max_model_len",
+	"n_ctx": "-c", "ngl": "-ngl", "gguf_type": "GGUF", "max_seqs": "max sequences", "batched_tokens": "batched tokens", "grad_accum_steps": "accumulation",
+	"seq_len": "sequence length", "gradient_checkpointing": "checkpointing", "gpu_memory_utilization": "gpu_memory_utilization",
+	"kv_cache_dtype": "KV dtype", "tp": "tensor parallel"}
+
+// sortedReadings are the job's readings in readOrder.
+func sortedReadings(j *oom.Job) []oom.Reading {
+	out := slices.Clone(j.Read)
+	rank := func(s string) int {
+		if i := slices.Index(readOrder, s); i >= 0 {
+			return i
+		}
+		return len(readOrder)
+	}
+	slices.SortStableFunc(out, func(a, b oom.Reading) int { return rank(a.Setting) - rank(b.Setting) })
+	return out
+}
+
+// readLine is every setting read from the paste, in one line, with where
+// in the job it failed: nobody should take a default for a reading.
+func readLine(j *oom.Job) string {
+	if j == nil || len(j.Read) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, rd := range sortedReadings(j) {
+		name := rd.Setting
+		if w, ok := readWords[name]; ok {
+			name = w
+		}
+		parts = append(parts, name+" "+rd.Value)
+	}
+	line := "Read from the paste: " + strings.Join(parts, " · ")
+	if j.Where != oom.WhereUnknown {
+		line += "; where it failed: " + j.Where
+	}
+	return line + "."
+}
+
+// measuredLine is the paste's own numbers as a measurement of the step,
+// and which reading the fixes are sized from.
+func measuredLine(m *oom.Measurement) string {
+	if m == nil {
+		return ""
+	}
+	s := "Y" + m.Text()[1:] + "."
+	switch m.Trusted {
+	case oom.TrustMeasurement:
+		s += fmt.Sprintf(" The estimate of the job as read is %.1f× that and is set aside: the paste's own numbers are trusted, and the fixes are sized against them.", m.Ratio)
+	case oom.TrustEstimate:
+		s += " " + strings.ToUpper(m.Why[:1]) + m.Why[1:] + "."
+	}
+	return s
+}
+
+// readSection lists each setting read with the words it was read from.
+func readSection(j *oom.Job) reply.Section {
+	s := reply.Section{Title: "Read from the paste"}
+	for _, rd := range sortedReadings(j) {
+		s.Items = append(s.Items, fmt.Sprintf("%s: %s — from `%s`", rd.Setting, rd.Value, rd.From))
+	}
+	if j.Where != oom.WhereUnknown {
+		s.Items = append(s.Items, "where it failed: "+j.Where+orEmpty(" — "+j.WhereEvidence, j.WhereEvidence))
+	}
+	return s
+}
+
+func orEmpty(s, cond string) string {
+	if cond == "" {
+		return ""
+	}
+	return s
 }
 
 // sizingSection is the estimate of the workload the paste names, as /vram
