@@ -112,6 +112,13 @@ type EngineNumbers struct {
 	// buffers (weights, KV cache, compute), the context, the free VRAM.
 	OffloadedLayers, Layers, Ctx                             int
 	GPUModelBytes, GPUKVBytes, GPUComputeBytes, GPUFreeBytes int64
+	// KVTokenLayerBytes is what one token of one layer's KV cache takes
+	// (print_info's n_embd_k_gqa + n_embd_v_gqa in the cache's type).
+	KVTokenLayerBytes int64
+	// Ollama's own plan: the repeating layers' weights and the whole KV
+	// cache it sized ("offload to cuda" ... memory.weights.repeating,
+	// memory.required.kv).
+	RepeatingWeightsBytes, OllamaKVBytes int64
 }
 
 // Growth is the memory a log reports over the steps before the OOM.
@@ -300,6 +307,7 @@ func readEngine(t pasteText) EngineNumbers {
 			e.TotalBytes = *n
 		}
 	}
+	readGGMLLayers(t, &e)
 	if !t.has("layers to gpu", "n_layer", "n_ctx", "buffer size", "mib free") {
 		return e
 	}
@@ -328,6 +336,62 @@ func readEngine(t pasteText) EngineNumbers {
 		}
 	}
 	return e
+}
+
+var (
+	reGGMLKGQA   = regexp.MustCompile(`\bn_embd_k_gqa\s*=\s*(\d{1,7})\b`)
+	reGGMLVGQA   = regexp.MustCompile(`\bn_embd_v_gqa\s*=\s*(\d{1,7})\b`)
+	reGGMLKVType = regexp.MustCompile(`type_k = '(\w+)', type_v = '(\w+)'`)
+	// Ollama's "offload to cuda" line (server.go, memory.go).
+	reOllamaLayers    = regexp.MustCompile(`layers\.model=(\d{1,4}) layers\.offload=(\d{1,4})`)
+	reOllamaAvailable = regexp.MustCompile(`memory\.available="\[` + sizePattern)
+	reOllamaKV        = regexp.MustCompile(`memory\.required\.kv="` + sizePattern)
+	reOllamaRepeating = regexp.MustCompile(`memory\.weights\.repeating="` + sizePattern)
+)
+
+// kvTypeBytes are the bytes per element of llama.cpp's KV cache types.
+var kvTypeBytes = map[string]float64{"f16": 2, "bf16": 2, "f32": 4, "q8_0": 34.0 / 32, "q4_0": 18.0 / 32, "q5_1": 24.0 / 32, "q5_0": 22.0 / 32, "q4_1": 20.0 / 32}
+
+// readGGMLLayers reads what one layer's KV cache takes per token and
+// Ollama's own offload plan.
+func readGGMLLayers(t pasteText, e *EngineNumbers) {
+	text := t.s
+	if t.has("n_embd_k_gqa") {
+		k, ok1 := lastInt(reGGMLKGQA, text)
+		v, ok2 := lastInt(reGGMLVGQA, text)
+		if ok1 && ok2 {
+			kb, vb := 2.0, 2.0 // f16, llama.cpp's default
+			if m := reGGMLKVType.FindStringSubmatch(text); m != nil {
+				if b, ok := kvTypeBytes[m[1]]; ok {
+					kb = b
+				}
+				if b, ok := kvTypeBytes[m[2]]; ok {
+					vb = b
+				}
+			}
+			e.KVTokenLayerBytes = int64(float64(k)*kb + float64(v)*vb)
+		}
+	}
+	if !t.has("layers.model=") {
+		return
+	}
+	if m := reOllamaLayers.FindStringSubmatch(text); m != nil {
+		if n, ok := intOf(m[1]); ok && e.Layers == 0 {
+			e.Layers = n
+		}
+		if n, ok := intOf(m[2]); ok && e.OffloadedLayers == 0 {
+			e.OffloadedLayers = n
+		}
+	}
+	if n := findSize(reOllamaAvailable, text, 1); n != nil && e.GPUFreeBytes == 0 {
+		e.GPUFreeBytes = *n
+	}
+	if n := findSize(reOllamaKV, text, 1); n != nil {
+		e.OllamaKVBytes = *n
+	}
+	if n := findSize(reOllamaRepeating, text, 1); n != nil {
+		e.RepeatingWeightsBytes = *n
+	}
 }
 
 // readGrowth finds the memory series a log prints before the OOM and

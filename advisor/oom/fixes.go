@@ -238,9 +238,17 @@ func (b *builder) stackFits(id string) bool {
 		}
 	case fix.MixedPrecision:
 		// The paste already computes in 16 bits.
-		if f.Workload.Precision != "" {
+		if f.Workload.Precision != "" || f.Workload.Quantization == "bnb-4bit" {
 			return false
 		}
+	}
+	// An adapter job already trains LoRA (QLoRA: on 4-bit weights), and
+	// its optimizer states are the adapters' few.
+	switch m := f.Workload.Method; {
+	case (m == "lora" || m == "qlora") && (id == fix.LoRA || id == fix.Optim8bit):
+		return false
+	case m == "qlora" && (id == fix.QLoRA || id == fix.NF4Weights):
+		return false
 	}
 	if id == fix.FP8KVCache && b.stack != fix.FrameworkLlamaCPP && b.stack != fix.FrameworkOllama {
 		if g, ok := gpuOf(b.r); ok && g.Key != "" && !g.FP8 {

@@ -227,3 +227,36 @@ func TestMeasurementTrusted(t *testing.T) {
 		})
 	}
 }
+
+// TestLlamaCPPLayers checks -ngl from the free memory and what one layer
+// costs, its KV cache included (docs/oom-diagnosis.md §5): from the
+// buffers a failing run logged, or from print_info's KV widths when the
+// weights failed before any KV cache was sized, or from Ollama's plan.
+func TestLlamaCPPLayers(t *testing.T) {
+	head := "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) - 23871 MiB free\nprint_info: file type   = Q4_K - Medium\nprint_info: n_layer          = 80\nprint_info: n_embd_k_gqa     = 1024\nprint_info: n_embd_v_gqa     = 1024\n"
+	tests := []struct {
+		name, text, ngl string
+	}{
+		// 47 layers: 22704 MiB of weights and 3008 MiB of KV, 547 MiB a
+		// layer; 23871 MiB less 1 GiB of compute and 512 MiB hold 40.
+		{"kv cache failed", "./llama-server -m m/L-70B-Q4_K_M.gguf -ngl 47 -c 16384\n" + head +
+			"load_tensors: offloaded 47/81 layers to GPU\nload_tensors:        CUDA0 model buffer size = 22704.23 MiB\nllama_context: n_ctx         = 16384\n" +
+			"ggml_backend_cuda_buffer_type_alloc_buffer: allocating 3008.00 MiB on device 0: cudaMalloc failed: out of memory\nllama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache\n", "-ngl 40 "},
+		// All 81 layers: 40540 MiB of weights (500 MiB a layer) and, from
+		// print_info, 64 MiB of f16 KV a layer at 16384 tokens: 39 fit.
+		{"weights failed", "./llama-server -m m/L-70B-Q4_K_M.gguf -ngl 99 -c 16384\n" + head +
+			"load_tensors: offloading 80 repeating layers to GPU\nload_tensors: offloaded 81/81 layers to GPU\n" +
+			"ggml_backend_cuda_buffer_type_alloc_buffer: allocating 40540.00 MiB on device 0: cudaMalloc failed: out of memory\nalloc_tensor_range: failed to allocate CUDA0 buffer of size 42509664256\nllama_model_load: error loading model: unable to allocate CUDA0 buffer\n", "-ngl 39 "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Diagnose(Parse(tt.text))
+			if first := firstFixID(d); first != fix.LayerOffload {
+				t.Fatalf("first fix %s (%v)", first, fixIDs(d))
+			}
+			if f := d.Stages[0].Fixes[0]; !strings.Contains(f.Snippet, tt.ngl) {
+				t.Errorf("snippet %q, want %s", f.Snippet, tt.ngl)
+			}
+		})
+	}
+}

@@ -155,6 +155,10 @@ func sizeGGML(r Report, total int64) ggmlSizes {
 			s.weights = max(s.weights, *t)
 		}
 	}
+	if s.weights == 0 && e.RepeatingWeightsBytes > 0 && e.Layers > 1 && e.OffloadedLayers > 0 {
+		// Ollama's plan: its repeating layers' weights, for the layers it offloads.
+		s.weights = e.RepeatingWeightsBytes * int64(min(e.OffloadedLayers, e.Layers-1)) / int64(e.Layers-1)
+	}
 	if s.weights == 0 || s.free == 0 {
 		return s
 	}
@@ -164,23 +168,14 @@ func sizeGGML(r Report, total int64) ggmlSizes {
 		s.need = 0
 		return s
 	}
-	// A layer on the GPU brings its weights and its share of the KV cache
-	// (llama.cpp keeps a layer's cache on the layer's device): the logged
-	// GPU buffers over the layers offloaded are what one more layer costs
-	// (docs/oom-diagnosis.md §5).
-	onGPU := e.OffloadedLayers
-	if onGPU <= 0 {
-		onGPU = s.layers
-	}
-	if onGPU > 1 {
-		perLayer := (s.weights + s.kv) / int64(onGPU)
-		s.perLayer = perLayer
+	if onGPU := layersOnGPU(r, s.layers); onGPU > 1 {
+		s.perLayer = layerCost(r, s, onGPU)
 		compute := s.compute
 		if compute == 0 {
 			compute = ggmlComputeReserve
 		}
-		if room := s.free - compute - ggmlMargin; room > 0 && perLayer > 0 {
-			s.fitLayers = min(onGPU-1, int(room/perLayer))
+		if room := s.free - compute - ggmlMargin; room > 0 && s.perLayer > 0 {
+			s.fitLayers = min(onGPU-1, int(room/s.perLayer))
 		}
 	}
 	if s.kv > 0 && s.ctx > 0 {
@@ -195,6 +190,48 @@ func sizeGGML(r Report, total int64) ggmlSizes {
 		s.weightsSmaller = int64(float64(s.weights) * ggmlBitsPerWeight[s.smaller] / ggmlBitsPerWeight[s.quant])
 	}
 	return s
+}
+
+// layersOnGPU is how many layers the failing run put on the GPU: what
+// llama.cpp logged it offloaded, else the -ngl asked (99 is "all"), else
+// every layer.
+func layersOnGPU(r Report, layers int) int {
+	e, w := r.Facts.Engine, r.Facts.Workload
+	switch {
+	case e.OffloadedLayers > 0:
+		return e.OffloadedLayers
+	case w.GPULayers > 0 && layers > 0:
+		return min(w.GPULayers, layers)
+	}
+	return layers
+}
+
+// layerCost is what one layer on the GPU costs: its weights and its share
+// of the KV cache, since llama.cpp keeps a layer's cache on the layer's
+// device (docs/oom-diagnosis.md §5). The weights are the GPU buffer over
+// its layers (or Ollama's repeating weights over the model's); the KV
+// cache the GPU's KV buffer over its layers, else Ollama's whole cache
+// over the model's layers, else the context times what a token of one
+// layer takes (print_info's n_embd_k_gqa + n_embd_v_gqa in the cache's
+// type).
+func layerCost(r Report, s ggmlSizes, onGPU int) int64 {
+	e := r.Facts.Engine
+	repeating := max(1, e.Layers-1) // llama.cpp counts the output layer as one more
+	weights := s.weights / int64(onGPU)
+	if e.GPUModelBytes == 0 && r.Facts.GGMLBuffer != "weights" && e.RepeatingWeightsBytes > 0 {
+		weights = e.RepeatingWeightsBytes / int64(repeating)
+	}
+	var kv int64
+	switch {
+	case s.kv > 0:
+		kv = s.kv / int64(onGPU)
+	case e.OllamaKVBytes > 0:
+		kv = e.OllamaKVBytes / int64(repeating)
+	case e.KVTokenLayerBytes > 0:
+		ctx := max(s.ctx, r.Facts.Workload.NCtx)
+		kv = int64(ctx) * e.KVTokenLayerBytes
+	}
+	return weights + kv
 }
 
 // gpuOf is the GPU the paste ran on: the catalog card whose usable memory

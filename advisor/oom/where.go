@@ -174,7 +174,7 @@ func jobWhere(sc *scan, a anchor, rep *Report, frames []frame) (string, string) 
 // optimizer", stage_1_and_2.py's bucket and offload settings).
 var (
 	reDeepSpeedLog  = regexp.MustCompile(`\[(?:INFO|WARNING)\] \[[\w.]+:\d+:\w+\]`)
-	reDeepSpeedInit = regexp.MustCompile(`Creating (?:[\w.]+ )?(?:ZeRO stage \d )?optimizer|Creating BF16 optimizer|Reduce bucket size|Allgather bucket size|CPU Offload: |Round robin gradient partitioning|DeepSpeed Basic Optimizer|optimizer_state_dict|initialize_optimizer_states|Stage 3 initialize beginning`)
+	reDeepSpeedInit = regexp.MustCompile(`Creating (?:[\w.]+ )?(?:ZeRO stage \d )?optimizer|Creating BF16 optimizer|Reduce bucket size|Allgather bucket size|CPU Offload: |Round robin gradient partitioning|DeepSpeed Basic Optimizer|optimizer_state_dict|initialize_optimizer_states|Stage 3 initialize beginning|(?i:creating fp32 partitions|initializing optimizer states|begin bf16_optimizer)`)
 )
 
 // deepspeedInitLog reports a paste whose last DeepSpeed lines before the
