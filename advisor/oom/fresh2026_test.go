@@ -175,3 +175,17 @@ func sameJobValue(k string, got, want any) bool {
 	w, ok2 := want.(string)
 	return k == "model" && ok1 && ok2 && path.Base(g) == w
 }
+
+// TestFresh2026Accuracy is TestBlindAccuracy on the fresh2026 set: its
+// report fields as pasted, hard-wrapped and Slack-escaped.
+func TestFresh2026Accuracy(t *testing.T) {
+	checkAccuracy(t, oomcorpus.Fresh2026, extraFields)
+}
+
+// TestFresh2026Cases asserts each case's report fields, as pasted and as
+// Slack delivers it.
+func TestFresh2026Cases(t *testing.T) {
+	for _, c := range oomcorpus.MustLoad(oomcorpus.Fresh2026) {
+		t.Run(strings.TrimSuffix(c.File, ".txt"), func(t *testing.T) { checkCase(t, c) })
+	}
+}

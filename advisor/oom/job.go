@@ -183,7 +183,7 @@ func readWorkload(t pasteText, frames []frame) PasteWorkload {
 	readGGUF(t, &w)
 	if t.has("vllm serve", "trtllm-serve", "sglang serve", "--model", "model=", "from_pretrained", "base_model", "model_name_or_path", "-m ", "-hf ", "'model': '") {
 		if m := reModelArg.FindStringSubmatch(t.s); m != nil {
-			w.Model = strings.Trim(m[1], `"'.,:`)
+			w.Model = strings.TrimRight(strings.Trim(m[1], `"'.,:`), "/")
 			w.note("model", w.Model, m[0])
 		}
 	}
