@@ -176,7 +176,7 @@ func TestDiagnoseNotDetected(t *testing.T) {
 // the same.
 func TestDiagnosisFixesAreInTheCatalogue(t *testing.T) {
 	seen := map[string]bool{}
-	for _, set := range []string{oomcorpus.Public, oomcorpus.Extra, oomcorpus.Blind} {
+	for _, set := range []string{oomcorpus.Public, oomcorpus.Extra, oomcorpus.Blind, oomcorpus.Fresh2026} {
 		for _, c := range oomcorpus.MustLoad(set) {
 			for _, s := range Diagnose(Parse(c.Text)).Stages {
 				for _, f := range s.Fixes {

@@ -176,16 +176,51 @@ func sameJobValue(k string, got, want any) bool {
 	return k == "model" && ok1 && ok2 && path.Base(g) == w
 }
 
-// TestFresh2026Accuracy is TestBlindAccuracy on the fresh2026 set: its
-// report fields as pasted, hard-wrapped and Slack-escaped.
-func TestFresh2026Accuracy(t *testing.T) {
-	checkAccuracy(t, oomcorpus.Fresh2026, extraFields)
+// fresh2026Floors are the figures each half of the set must keep: the
+// blind half's after the rules it prompted, the holdout half's from its
+// one run (internal/oomcorpus/fresh2026/README.md). A change may raise
+// them, never lower them.
+var fresh2026Floors = map[string]struct {
+	fieldShare           float64
+	missed               int
+	jobRight, firstRight int
+	jobLabelled, firstOf int
+}{
+	"blind":   {fieldShare: 0.99, missed: 0, jobRight: 60, jobLabelled: 69, firstRight: 25, firstOf: 27},
+	"holdout": {fieldShare: 0.95, missed: 6, jobRight: 35, jobLabelled: 64, firstRight: 8, firstOf: 20},
 }
 
-// TestFresh2026Cases asserts each case's report fields, as pasted and as
-// Slack delivers it.
+// TestFresh2026Floors asserts the floors, with no look-alike taken for an
+// OOM and no job that ran up to its OOM sized past three times its GPU.
+func TestFresh2026Floors(t *testing.T) {
+	for split, f := range fresh2026Floors {
+		s := scoreSet(t, split)
+		right, total := 0, 0
+		for _, k := range jobKeys {
+			right, total = right+s.jobRight[k], total+s.jobTotal[k]
+		}
+		switch {
+		case float64(s.fieldsRight) < f.fieldShare*float64(s.fields):
+			t.Errorf("%s: fields %d/%d, want at least %.0f%%", split, s.fieldsRight, s.fields, 100*f.fieldShare)
+		case len(s.missed) > f.missed || s.falsePos > 0:
+			t.Errorf("%s: missed %v (at most %d), look-alikes taken %v", split, s.missed, f.missed, s.fp)
+		case total != f.jobLabelled || right < f.jobRight:
+			t.Errorf("%s: job values %d/%d, want at least %d/%d", split, right, total, f.jobRight, f.jobLabelled)
+		case s.firstTotal != f.firstOf || s.firstRight < f.firstRight:
+			t.Errorf("%s: first fix %d/%d, want at least %d/%d", split, s.firstRight, s.firstTotal, f.firstRight, f.firstOf)
+		case s.over3 > 0:
+			t.Errorf("%s: sized past 3× the GPU: %v", split, s.overCases)
+		}
+	}
+}
+
+// TestFresh2026Cases asserts each blind case's report fields, as pasted and
+// as Slack delivers it (the holdout half is held to its floors).
 func TestFresh2026Cases(t *testing.T) {
 	for _, c := range oomcorpus.MustLoad(oomcorpus.Fresh2026) {
+		if c.Fields["split"] != "blind" {
+			continue
+		}
 		t.Run(strings.TrimSuffix(c.File, ".txt"), func(t *testing.T) { checkCase(t, c) })
 	}
 }
