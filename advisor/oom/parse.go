@@ -128,6 +128,9 @@ func Parse(text string) Report {
 		rep.FragmentationHint = strings.Contains(best.text, "max_split_size_mb") || strings.Contains(best.text, "expandable_segments")
 	}
 	extract(best, first, &rep)
+	rep.ErrorKind, _ = rep.Extra["kind"].(string)
+	rep.Engine, _ = rep.Extra["stack"].(string)
+	rep.NonFatal = rep.Extra["non_fatal"] == true
 	return rep
 }
 

@@ -88,6 +88,15 @@ type Report struct {
 	PhaseEvidence string        `json:"-"`
 	// Facts are what the rest of the paste says, for the diagnosis.
 	Facts Facts `json:"-"`
+
+	// Typed views of the extra keys that code outside this package reads
+	// (set by Parse from Extra, which the JSON keeps): the error's kind
+	// (KindCUDAError, "ggml-alloc-failed", …), the engine or library named
+	// (StackLlamaCPP, "sglang", "text-generation-inference", …) and
+	// whether the paste says the run went on after it.
+	ErrorKind string `json:"-"`
+	Engine    string `json:"-"`
+	NonFatal  bool   `json:"-"`
 }
 
 // OtherProcess is one "Process NNN has X memory in use" line. The JSON

@@ -67,7 +67,7 @@ func Diagnose(ctx context.Context, text string, offers OfferFinder) Answer {
 		Bar:     memoryBar(rep),
 		Summary: summaryText(d),
 	}
-	if rep.Extra["non_fatal"] == true {
+	if rep.NonFatal {
 		r.Verdict.Band = reply.BandTight
 	}
 	// The lead: the first fixes, each with its snippet under it.
@@ -236,10 +236,10 @@ func titleText(r oom.Report) string {
 
 // oomLabel names the kind of OOM the way people say it.
 func labelOf(r oom.Report) string {
-	if r.Extra["non_fatal"] == true {
+	if r.NonFatal {
 		return "TensorFlow allocator warning (not a failure)"
 	}
-	switch r.Extra["kind"] {
+	switch r.ErrorKind {
 	case "pinned-host-alloc-failed":
 		return "Pinned host memory OOM"
 	case oom.KindDataLoaderShm:
@@ -247,7 +247,7 @@ func labelOf(r oom.Report) string {
 	case oom.KindNCCL:
 		return "NCCL OOM"
 	}
-	switch r.Extra["kind"] {
+	switch r.ErrorKind {
 	case oom.KindCUDADriver:
 		return "CUDA driver OOM"
 	case oom.KindCuPy:
@@ -255,7 +255,7 @@ func labelOf(r oom.Report) string {
 	case oom.KindVLLMCumem:
 		return "vLLM sleep-mode OOM"
 	}
-	switch r.Extra["stack"] {
+	switch r.Engine {
 	case oom.StackTensorRTLLM:
 		return "TensorRT-LLM OOM"
 	case oom.StackTensorRT:
@@ -270,7 +270,7 @@ func labelOf(r oom.Report) string {
 	if r.Device != nil && *r.Device == "cpu" {
 		return "Host RAM OOM"
 	}
-	if r.Extra["stack"] == "text-generation-inference" && r.Format == oom.FormatOther {
+	if r.Engine == "text-generation-inference" && r.Format == oom.FormatOther {
 		return "TGI out of memory"
 	}
 	switch r.Format {
@@ -350,7 +350,7 @@ func fieldsOf(r oom.Report) []reply.Field {
 // llama.cpp, Ollama) where the corpus vocabulary says only "other"
 // (internal/oomcorpus/public/README.md).
 func frameworkLabel(r oom.Report) string {
-	if stack, ok := r.Extra["stack"].(string); ok && stack != "" && r.Framework == oom.FrameworkOther {
+	if stack := r.Engine; stack != "" && r.Framework == oom.FrameworkOther {
 		return stack + " (" + r.Format + ")"
 	}
 	return r.Framework + " (" + r.Format + ")"
