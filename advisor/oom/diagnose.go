@@ -391,70 +391,123 @@ func (b *builder) has(id string) bool {
 
 // byFormat adds what a message family says by itself.
 func (b *builder) byFormat() {
-	r := b.r
-	switch {
-	case b.has(CauseVLLMStartup) || !onHost(r) && (r.Extra["stack"] == StackLlamaCPP || r.Extra["stack"] == StackOllama):
-		// Read with the engine's own numbers (engines).
-	case r.Extra["kind"] == KindNCCL:
-		b.nccl()
-	case r.Facts.Engine.NoCacheMemory && (r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA):
-		b.vllmNoCacheMemory()
-	case r.Extra["kind"] == KindVLLMCumem:
-		// Read as vLLM's sleep mode (byLibrary).
-	case r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA:
-		ev := "vLLM could not fit the KV cache for one full-length request in its memory budget"
-		if n, ok := r.Extra["max_seq_len"].(int); ok {
-			if kv, ok := r.Extra["kv_cache_tokens"].(int); ok {
-				ev = fmt.Sprintf("max_model_len %d needs more KV cache than the %d tokens that fit", n, kv)
+	for _, rule := range formatRules {
+		if rule.when(b) {
+			if rule.then != nil {
+				rule.then(b)
 			}
+			break
 		}
-		b.cause(CauseVLLM, "vLLM's KV cache does not fit in gpu_memory_utilization × GPU after the weights", ev,
-			fix.MaxModelLen, fix.GPUMemoryUtilization, fix.FP8KVCache, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU)
-	case r.Framework == FrameworkVLLM && r.Format == FormatXLA:
-		b.cause(CauseVLLM, "vLLM on TPU could not reserve its program memory",
-			"the TPU runtime could not reserve the compiled program's memory; on TPU this is fixed by lowering gpu_memory_utilization", fix.LowerGPUMemoryUtil, fix.MaxModelLen)
-	case r.Extra["stack"] == "text-generation-inference" && r.Format == FormatOther:
-		b.cause(CauseTGI, "TGI cannot fit its prefill token budget after loading the model",
-			"TGI warms up with --max-batch-prefill-tokens tokens and that batch does not fit", fix.MaxBatchedTokens, fix.NF4Weights, fix.TensorParallel)
-		b.setLead("the prefill token budget at warm-up", fix.MaxBatchedTokens)
-	case r.Format == FormatCPUAlloc || r.Extra["kind"] == "pinned-host-alloc-failed" || r.Device != nil && *r.Device == "cpu":
-		b.host()
-	case r.Format == FormatMPS:
-		b.cause(CauseMPSWatermark, "Apple MPS hit its high-watermark limit",
-			fmt.Sprintf("MPS allocated %s plus other allocations against a limit of %s", GiB(val(r.AllocatedByFrameworkBytes)), GiB(val(r.TotalCapacityBytes))),
-			fix.GradAccum, fix.MPSWatermark, fix.MixedPrecision)
-	case r.Format == FormatCuBLAS:
-		b.cause(CauseFullBeforeFirstOp, "cuBLAS could not create its handle: the GPU was already full at the first matmul",
-			"CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate — the workspace allocation failed", fix.KillOtherProcess, fix.NF4Weights, fix.LayerOffload)
-	case r.Extra["backend"] == "xpu-ipex-old" || r.Extra["backend"] == "xpu":
-		if t := r.TriedToAllocateBytes; t != nil && *t > 4*gib && val(r.AllocatedByFrameworkBytes) == 0 {
-			b.cause(CauseSingleBlockLimit, "Intel GPUs refuse single allocations above 4 GiB by default",
-				fmt.Sprintf("one allocation of %s on an otherwise empty XPU", GiB(*t)), fix.GradAccum, fix.XPULargeAllocations)
-		}
-	case r.Format == FormatTFBFC || r.Framework == FrameworkTensorFlow && r.Format != FormatXLA:
-		ev := "TensorFlow's BFC allocator could not place the tensor"
-		if s, ok := r.Extra["shape"].([]int); ok && len(s) > 0 {
-			ev = fmt.Sprintf("tensor of shape %v (%s as float32); the first dimension is usually the batch", s, GiB(shapeBytes(s, 4)))
-		}
-		b.cause(CauseTFPrealloc, "The tensor does not fit in TensorFlow's GPU allocator", ev, fix.GradAccum, fix.MixedPrecision, fix.TFMemoryGrowth)
-	case r.Format == FormatXLA || r.Framework == FrameworkJAX:
-		ev := "XLA could not allocate the buffer"
-		if u, ok := r.Extra["hbm_used_bytes"].(int64); ok && r.TotalCapacityBytes != nil {
-			ev = fmt.Sprintf("the compiled program needs %s of HBM; the chip has %s", GiB(u), GiB(*r.TotalCapacityBytes))
-		}
-		fixes := []string{fix.JAXMemFraction, fix.GradAccum, fix.GradCheckpointing, fix.Zero3}
-		if r.Framework == FrameworkTensorFlow {
-			// TensorFlow on a TPU: XLA's own limit, with Keras's knobs (JAX's
-			// allocator fraction and sharding do not apply).
-			fixes = []string{fix.GradAccum, fix.MixedPrecision, fix.GradCheckpointing}
-		}
-		b.cause(CauseJAXPrealloc, "The XLA program does not fit in device memory", ev, fixes...)
 	}
+	r := b.r
 	if k, _ := r.Extra["kind"].(string); (k == KindCUDAError || k == "thc-cuda-runtime-error-2") && r.Extra["stack"] == nil {
 		b.cause(CauseNoNumbers, "A raw CUDA out-of-memory error: no numbers, and the stack may be elsewhere",
 			"cudaErrorMemoryAllocation came from outside the caching allocator (a kernel, a library, context creation); CUDA reports it asynchronously",
 			fix.KillOtherProcess, fix.CUDALaunchBlocking, fix.GradAccum)
 	}
+}
+
+// formatRule is what a paste's format or stack says: the first rule whose
+// when holds adds its cause (then nil: another part of the diagnosis
+// reads it).
+type formatRule struct {
+	when func(b *builder) bool
+	then func(b *builder)
+}
+
+// isVLLM reports a vLLM paste that is not a TPU program's.
+func isVLLM(r Report) bool {
+	return r.Format == FormatVLLMKV || r.Framework == FrameworkVLLM && r.Format != FormatXLA
+}
+
+// formatRules are byFormat's rules, in order.
+var formatRules = []formatRule{
+	{ // read with the engine's own numbers (engines)
+		when: func(b *builder) bool {
+			return b.has(CauseVLLMStartup) || !onHost(b.r) && (b.r.Extra["stack"] == StackLlamaCPP || b.r.Extra["stack"] == StackOllama)
+		},
+	},
+	{when: func(b *builder) bool { return b.r.Extra["kind"] == KindNCCL }, then: (*builder).nccl},
+	{when: func(b *builder) bool { return b.r.Facts.Engine.NoCacheMemory && isVLLM(b.r) }, then: (*builder).vllmNoCacheMemory},
+	{when: func(b *builder) bool { return b.r.Extra["kind"] == KindVLLMCumem }}, // vLLM's sleep mode (byLibrary)
+	{when: func(b *builder) bool { return isVLLM(b.r) }, then: (*builder).vllmKVBudget},
+	{when: func(b *builder) bool { return b.r.Framework == FrameworkVLLM && b.r.Format == FormatXLA }, then: func(b *builder) {
+		b.cause(CauseVLLM, "vLLM on TPU could not reserve its program memory",
+			"the TPU runtime could not reserve the compiled program's memory; on TPU this is fixed by lowering gpu_memory_utilization", fix.LowerGPUMemoryUtil, fix.MaxModelLen)
+	}},
+	{when: func(b *builder) bool {
+		return b.r.Extra["stack"] == "text-generation-inference" && b.r.Format == FormatOther
+	}, then: func(b *builder) {
+		b.cause(CauseTGI, "TGI cannot fit its prefill token budget after loading the model",
+			"TGI warms up with --max-batch-prefill-tokens tokens and that batch does not fit", fix.MaxBatchedTokens, fix.NF4Weights, fix.TensorParallel)
+		b.setLead("the prefill token budget at warm-up", fix.MaxBatchedTokens)
+	}},
+	{when: func(b *builder) bool {
+		r := b.r
+		return r.Format == FormatCPUAlloc || r.Extra["kind"] == "pinned-host-alloc-failed" || r.Device != nil && *r.Device == "cpu"
+	}, then: (*builder).host},
+	{when: func(b *builder) bool { return b.r.Format == FormatMPS }, then: func(b *builder) {
+		r := b.r
+		b.cause(CauseMPSWatermark, "Apple MPS hit its high-watermark limit",
+			fmt.Sprintf("MPS allocated %s plus other allocations against a limit of %s", GiB(val(r.AllocatedByFrameworkBytes)), GiB(val(r.TotalCapacityBytes))),
+			fix.GradAccum, fix.MPSWatermark, fix.MixedPrecision)
+	}},
+	{when: func(b *builder) bool { return b.r.Format == FormatCuBLAS }, then: func(b *builder) {
+		b.cause(CauseFullBeforeFirstOp, "cuBLAS could not create its handle: the GPU was already full at the first matmul",
+			"CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate — the workspace allocation failed", fix.KillOtherProcess, fix.NF4Weights, fix.LayerOffload)
+	}},
+	{when: func(b *builder) bool { return b.r.Extra["backend"] == "xpu-ipex-old" || b.r.Extra["backend"] == "xpu" }, then: (*builder).xpuSingleBlock},
+	{when: func(b *builder) bool {
+		return b.r.Format == FormatTFBFC || b.r.Framework == FrameworkTensorFlow && b.r.Format != FormatXLA
+	}, then: (*builder).tfTensor},
+	{when: func(b *builder) bool { return b.r.Format == FormatXLA || b.r.Framework == FrameworkJAX }, then: (*builder).xlaProgram},
+}
+
+// vllmKVBudget is vLLM's KV cache that does not fit its budget.
+func (b *builder) vllmKVBudget() {
+	r := b.r
+	ev := "vLLM could not fit the KV cache for one full-length request in its memory budget"
+	if n, ok := r.Extra["max_seq_len"].(int); ok {
+		if kv, ok := r.Extra["kv_cache_tokens"].(int); ok {
+			ev = fmt.Sprintf("max_model_len %d needs more KV cache than the %d tokens that fit", n, kv)
+		}
+	}
+	b.cause(CauseVLLM, "vLLM's KV cache does not fit in gpu_memory_utilization × GPU after the weights", ev,
+		fix.MaxModelLen, fix.GPUMemoryUtilization, fix.FP8KVCache, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU)
+}
+
+// xpuSingleBlock is Intel GPUs' 4 GiB limit on one allocation.
+func (b *builder) xpuSingleBlock() {
+	r := b.r
+	if t := r.TriedToAllocateBytes; t != nil && *t > 4*gib && val(r.AllocatedByFrameworkBytes) == 0 {
+		b.cause(CauseSingleBlockLimit, "Intel GPUs refuse single allocations above 4 GiB by default",
+			fmt.Sprintf("one allocation of %s on an otherwise empty XPU", GiB(*t)), fix.GradAccum, fix.XPULargeAllocations)
+	}
+}
+
+// tfTensor is a tensor TensorFlow's BFC allocator could not place.
+func (b *builder) tfTensor() {
+	ev := "TensorFlow's BFC allocator could not place the tensor"
+	if s, ok := b.r.Extra["shape"].([]int); ok && len(s) > 0 {
+		ev = fmt.Sprintf("tensor of shape %v (%s as float32); the first dimension is usually the batch", s, GiB(shapeBytes(s, 4)))
+	}
+	b.cause(CauseTFPrealloc, "The tensor does not fit in TensorFlow's GPU allocator", ev, fix.GradAccum, fix.MixedPrecision, fix.TFMemoryGrowth)
+}
+
+// xlaProgram is an XLA program (JAX, TensorFlow on TPU) that does not fit.
+func (b *builder) xlaProgram() {
+	r := b.r
+	ev := "XLA could not allocate the buffer"
+	if u, ok := r.Extra["hbm_used_bytes"].(int64); ok && r.TotalCapacityBytes != nil {
+		ev = fmt.Sprintf("the compiled program needs %s of HBM; the chip has %s", GiB(u), GiB(*r.TotalCapacityBytes))
+	}
+	fixes := []string{fix.JAXMemFraction, fix.GradAccum, fix.GradCheckpointing, fix.Zero3}
+	if r.Framework == FrameworkTensorFlow {
+		// TensorFlow on a TPU: XLA's own limit, with Keras's knobs (JAX's
+		// allocator fraction and sharding do not apply).
+		fixes = []string{fix.GradAccum, fix.MixedPrecision, fix.GradCheckpointing}
+	}
+	b.cause(CauseJAXPrealloc, "The XLA program does not fit in device memory", ev, fixes...)
 }
 
 func shapeBytes(shape []int, elem int64) int64 {

@@ -189,144 +189,76 @@ func str(s string) *string { return &s }
 
 func cudaDevice(idx string) *string { return str("cuda:" + idx) }
 
-// extract fills rep from the anchor a of scan sc.
+// extract fills rep from the anchor a of scan sc: the anchor's own reader
+// (extractors), then what every paste gives (finishExtract).
 func extract(sc *scan, a anchor, rep *Report) {
 	msg := sc.message(a)
 	rep.Stack = detectStack(sc.text, a.kind)
 	rep.Framework = FrameworkPyTorch
 	rep.Format = FormatOther
-	switch a.kind {
-	case kindTorch, kindTorchBare:
-		extractTorch(sc, sc.text[max(0, a.pos-120):a.pos], msg, rep)
-	case kindMPS:
-		extractMPS(msg, rep)
-	case kindCUDAError, kindTHC:
-		rep.Framework = sc.torchish()
-		switch {
-		case strings.Contains(msg, "HIP error"):
-			rep.Framework = FrameworkROCm
-		case isLuaTorch(sc.text):
-			rep.Framework = FrameworkOther
-		}
-		rep.Extra["kind"] = KindCUDAError
-		if a.kind == kindTHC {
-			rep.Extra["kind"] = "thc-cuda-runtime-error-2"
-		}
-		if m := reGGMLCurrentDevice.FindStringSubmatch(sc.eventText(a)); m != nil && strings.HasPrefix(m[2], "ggml") || isGGML(sc.text) {
-			// ggml's CUDA error (relayed by Ollama as "llama runner process
-			// has terminated: CUDA error: out of memory") names the device
-			// in its next line.
-			rep.Framework = FrameworkOther
-			rep.Extra["stack"] = ggmlStack(sc.text)
-			if m != nil {
-				rep.Device = cudaDevice(m[1])
-			}
-		}
-	case kindGGML, kindGGMLFollow:
-		extractGGML(sc, a, rep)
-	case kindNCCL, kindNCCLFollow:
-		extractNCCL(sc, a, rep)
-	case kindOOMKiller, kindOOMKillerFollow, kindKilled, kindSIGKILL, kindRustAlloc, kindBadAlloc, kindNumpyMemory, kindPyMemory, kindDataLoaderShm, kindHostRequires:
-		extractHost(sc, a, rep)
-	case kindAllocOnDevice, kindReport:
-		rep.Framework = sc.torchish()
-		rep.Extra["kind"] = KindAllocOnDevice
-	case kindTFTensor, kindTFWarning, kindTFDriver, kindTFEigen:
-		extractTF(sc, a, msg, rep)
-	case kindPinnedHost:
-		rep.Framework = FrameworkTensorFlow
-		if isJAX(sc.text) {
-			rep.Framework = FrameworkJAX
-		}
-		rep.Extra["kind"] = "pinned-host-alloc-failed"
-		sizes := driverSizes(sc, kindPinnedHost)
-		if len(sizes) > 0 {
-			rep.TriedToAllocateBytes = &sizes[0]
-		}
-		if len(sizes) > 1 {
-			rep.Extra["sizes"] = sizes
-		}
-	case kindXLA, kindXLAHBM, kindXLAReserve:
-		extractXLA(sc, a, msg, rep)
-	case kindCPU:
-		rep.Format = FormatCPUAlloc
-		rep.Device = str("cpu")
-		if m := reCPUBytes.FindStringSubmatch(msg); m != nil {
-			if n, ok := parseInt(m[1]); ok {
-				rep.TriedToAllocateBytes = &n
-			}
-		}
-	case kindVLLMKV:
-		extractVLLM(sc, sc.headedLine(a), msg, rep)
-	case kindVLLMNegativeKV:
-		extractVLLM(sc, sc.headedLine(a), msg, rep)
-		extractVLLMNegativeKV(sc, a, rep)
-	case kindVLLMCumem:
-		rep.Framework = FrameworkVLLM
-		rep.Extra["kind"] = KindVLLMCumem
-	case kindCUDADriver:
-		extractDriver(sc, a, rep)
-	case kindCuPy:
-		extractCuPy(sc, a, rep)
-	case kindTensorRT:
-		extractTensorRT(sc, a, rep)
-	case kindVLLMStartup:
-		rep.Framework = FrameworkVLLM
-		if m := reVLLMFree.FindStringSubmatch(msg); m != nil {
-			rep.FreeBytes, _ = ptrSize(m[3], m[5])
-			rep.TotalCapacityBytes, _ = ptrSize(m[4], m[5])
-			// vLLM names ROCm GPUs cuda too; other backends keep their name.
-			if m[1] != "" {
-				rep.Device = str(m[1] + ":" + m[2])
-			}
-		}
-		if m := reVLLMUtil.FindStringSubmatch(msg); m != nil {
-			if f, err := strconv.ParseFloat(m[1], 64); err == nil {
-				rep.Extra["gpu_memory_utilization"] = f
-			}
-		}
-	case kindTGI:
-		rep.Framework = FrameworkOther
-		rep.Extra["stack"] = "text-generation-inference"
-		if m := reTGIPrefill.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			rep.Extra["prefill_tokens"] = n
-		}
-		if strings.Contains(sc.text, "Warmup") || strings.Contains(sc.text, "warmup") {
-			rep.Extra["subphase"] = "warmup"
-		}
-	case kindSGLang:
-		rep.Framework = FrameworkOther
-		rep.Extra["stack"] = "sglang"
-	case kindCuBLAS:
-		rep.Format = FormatCuBLAS
-		rep.Framework = sc.torchish()
-	case kindCuDNN:
-		rep.Framework = sc.torchish()
-		rep.Extra["kind"] = "cudnn-alloc-failed"
-	case kindDataLoader:
-		extractHost(sc, a, rep)
-		rep.Framework = FrameworkPyTorch
-	case kindHostKilled:
-		rep.Framework = FrameworkOther
-		rep.Device = str("cpu")
-		rep.Extra["kind"] = "oom-killed"
-	case kindTorchLimit:
-		extractTorchLimit(sc, a, rep)
-	case kindFallback:
-		// An unknown wording: say only what the text shows.
-		rep.Framework = FrameworkOther
-		if strings.Contains(sc.text, "torch") {
-			rep.Framework = sc.torchish()
-		}
-		rep.Extra["kind"] = "unrecognised-wording"
-		line := sc.lines[sc.lineOf(a.pos)].text
-		if reRawCUDAOOM.MatchString(line) {
-			// CUDA's own allocation error in a library's wording.
-			rep.Extra["kind"] = KindCUDAError
-		}
-		rep.TriedToAllocateBytes = findSize(reAllocating, line, 1)
+	if read := extractors[a.kind]; read != nil {
+		read(sc, a, msg, rep)
 	}
+	finishExtract(sc, a, msg, rep)
+}
+
+// extractors read each kind of anchor's message into the report.
+var extractors map[kind]func(sc *scan, a anchor, msg string, rep *Report)
+
+func init() {
+	extractors = map[kind]func(sc *scan, a anchor, msg string, rep *Report){
+		kindTorch:           extractTorchAnchor,
+		kindTorchBare:       extractTorchAnchor,
+		kindMPS:             extractMPSAnchor,
+		kindCUDAError:       extractCUDAError,
+		kindTHC:             extractCUDAError,
+		kindGGML:            extractGGMLAnchor,
+		kindGGMLFollow:      extractGGMLAnchor,
+		kindNCCL:            extractNCCLAnchor,
+		kindNCCLFollow:      extractNCCLAnchor,
+		kindOOMKiller:       extractHostAnchor,
+		kindOOMKillerFollow: extractHostAnchor,
+		kindKilled:          extractHostAnchor,
+		kindSIGKILL:         extractHostAnchor,
+		kindRustAlloc:       extractHostAnchor,
+		kindBadAlloc:        extractHostAnchor,
+		kindNumpyMemory:     extractHostAnchor,
+		kindPyMemory:        extractHostAnchor,
+		kindDataLoaderShm:   extractHostAnchor,
+		kindHostRequires:    extractHostAnchor,
+		kindAllocOnDevice:   extractAllocOnDevice,
+		kindReport:          extractAllocOnDevice,
+		kindTFTensor:        extractTFAnchor,
+		kindTFWarning:       extractTFAnchor,
+		kindTFDriver:        extractTFAnchor,
+		kindTFEigen:         extractTFAnchor,
+		kindPinnedHost:      extractPinnedHost,
+		kindXLA:             extractXLAAnchor,
+		kindXLAHBM:          extractXLAAnchor,
+		kindXLAReserve:      extractXLAAnchor,
+		kindCPU:             extractCPU,
+		kindVLLMKV:          extractVLLMKV,
+		kindVLLMNegativeKV:  extractVLLMNegative,
+		kindVLLMCumem:       extractVLLMCumem,
+		kindCUDADriver:      extractDriverAnchor,
+		kindCuPy:            extractCuPyAnchor,
+		kindTensorRT:        extractTensorRTAnchor,
+		kindVLLMStartup:     extractVLLMStartup,
+		kindTGI:             extractTGI,
+		kindSGLang:          extractSGLang,
+		kindCuBLAS:          extractCuBLAS,
+		kindCuDNN:           extractCuDNN,
+		kindDataLoader:      extractDataLoader,
+		kindHostKilled:      extractHostKilled,
+		kindTorchLimit:      extractTorchLimitAnchor,
+		kindFallback:        extractFallback,
+	}
+}
+
+// finishExtract reads what any anchor's paste says beyond its message:
+// TGI's stack, the phase, the facts, the hints, the job and a second
+// error.
+func finishExtract(sc *scan, a anchor, msg string, rep *Report) {
 	if _, ok := rep.Extra["stack"]; !ok && isTGI(sc.text) {
 		rep.Extra["stack"] = "text-generation-inference"
 		if sub := tgiSubphase(sc.lines[sc.lineOf(a.pos)].text); sub != "" {
@@ -355,6 +287,188 @@ func extract(sc *scan, a anchor, rep *Report) {
 	rep.ModelHint, rep.GPUHint = hints(sc.text[max(0, a.pos-hintReach):min(len(sc.text), a.pos+hintReach)])
 	finishJob(sc, a, rep, frames)
 	secondError(sc, a, rep)
+}
+
+func extractTorchAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractTorch(sc, sc.text[max(0, a.pos-120):a.pos], msg, rep)
+}
+
+func extractMPSAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractMPS(msg, rep)
+}
+
+func extractCUDAError(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = sc.torchish()
+	switch {
+	case strings.Contains(msg, "HIP error"):
+		rep.Framework = FrameworkROCm
+	case isLuaTorch(sc.text):
+		rep.Framework = FrameworkOther
+	}
+	rep.Extra["kind"] = KindCUDAError
+	if a.kind == kindTHC {
+		rep.Extra["kind"] = "thc-cuda-runtime-error-2"
+	}
+	if m := reGGMLCurrentDevice.FindStringSubmatch(sc.eventText(a)); m != nil && strings.HasPrefix(m[2], "ggml") || isGGML(sc.text) {
+		// ggml's CUDA error (relayed by Ollama as "llama runner process
+		// has terminated: CUDA error: out of memory") names the device
+		// in its next line.
+		rep.Framework = FrameworkOther
+		rep.Extra["stack"] = ggmlStack(sc.text)
+		if m != nil {
+			rep.Device = cudaDevice(m[1])
+		}
+	}
+}
+
+func extractGGMLAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractGGML(sc, a, rep)
+}
+
+func extractNCCLAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractNCCL(sc, a, rep)
+}
+
+func extractHostAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractHost(sc, a, rep)
+}
+
+func extractAllocOnDevice(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = sc.torchish()
+	rep.Extra["kind"] = KindAllocOnDevice
+}
+
+func extractTFAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractTF(sc, a, msg, rep)
+}
+
+func extractPinnedHost(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = FrameworkTensorFlow
+	if isJAX(sc.text) {
+		rep.Framework = FrameworkJAX
+	}
+	rep.Extra["kind"] = "pinned-host-alloc-failed"
+	sizes := driverSizes(sc, kindPinnedHost)
+	if len(sizes) > 0 {
+		rep.TriedToAllocateBytes = &sizes[0]
+	}
+	if len(sizes) > 1 {
+		rep.Extra["sizes"] = sizes
+	}
+}
+
+func extractXLAAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractXLA(sc, a, msg, rep)
+}
+
+func extractCPU(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Format = FormatCPUAlloc
+	rep.Device = str("cpu")
+	if m := reCPUBytes.FindStringSubmatch(msg); m != nil {
+		if n, ok := parseInt(m[1]); ok {
+			rep.TriedToAllocateBytes = &n
+		}
+	}
+}
+
+func extractVLLMKV(sc *scan, a anchor, msg string, rep *Report) {
+	extractVLLM(sc, sc.headedLine(a), msg, rep)
+}
+
+func extractVLLMNegative(sc *scan, a anchor, msg string, rep *Report) {
+	extractVLLM(sc, sc.headedLine(a), msg, rep)
+	extractVLLMNegativeKV(sc, a, rep)
+}
+
+func extractVLLMCumem(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = FrameworkVLLM
+	rep.Extra["kind"] = KindVLLMCumem
+}
+
+func extractDriverAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractDriver(sc, a, rep)
+}
+
+func extractCuPyAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractCuPy(sc, a, rep)
+}
+
+func extractTensorRTAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractTensorRT(sc, a, rep)
+}
+
+func extractVLLMStartup(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = FrameworkVLLM
+	if m := reVLLMFree.FindStringSubmatch(msg); m != nil {
+		rep.FreeBytes, _ = ptrSize(m[3], m[5])
+		rep.TotalCapacityBytes, _ = ptrSize(m[4], m[5])
+		// vLLM names ROCm GPUs cuda too; other backends keep their name.
+		if m[1] != "" {
+			rep.Device = str(m[1] + ":" + m[2])
+		}
+	}
+	if m := reVLLMUtil.FindStringSubmatch(msg); m != nil {
+		if f, err := strconv.ParseFloat(m[1], 64); err == nil {
+			rep.Extra["gpu_memory_utilization"] = f
+		}
+	}
+}
+
+func extractTGI(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = FrameworkOther
+	rep.Extra["stack"] = "text-generation-inference"
+	if m := reTGIPrefill.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		rep.Extra["prefill_tokens"] = n
+	}
+	if strings.Contains(sc.text, "Warmup") || strings.Contains(sc.text, "warmup") {
+		rep.Extra["subphase"] = "warmup"
+	}
+}
+
+func extractSGLang(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = FrameworkOther
+	rep.Extra["stack"] = "sglang"
+}
+
+func extractCuBLAS(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Format = FormatCuBLAS
+	rep.Framework = sc.torchish()
+}
+
+func extractCuDNN(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = sc.torchish()
+	rep.Extra["kind"] = "cudnn-alloc-failed"
+}
+
+func extractDataLoader(sc *scan, a anchor, msg string, rep *Report) {
+	extractHost(sc, a, rep)
+	rep.Framework = FrameworkPyTorch
+}
+
+func extractHostKilled(sc *scan, a anchor, msg string, rep *Report) {
+	rep.Framework = FrameworkOther
+	rep.Device = str("cpu")
+	rep.Extra["kind"] = "oom-killed"
+}
+
+func extractTorchLimitAnchor(sc *scan, a anchor, msg string, rep *Report) {
+	extractTorchLimit(sc, a, rep)
+}
+
+func extractFallback(sc *scan, a anchor, msg string, rep *Report) {
+	// An unknown wording: say only what the text shows.
+	rep.Framework = FrameworkOther
+	if strings.Contains(sc.text, "torch") {
+		rep.Framework = sc.torchish()
+	}
+	rep.Extra["kind"] = "unrecognised-wording"
+	line := sc.lines[sc.lineOf(a.pos)].text
+	if reRawCUDAOOM.MatchString(line) {
+		// CUDA's own allocation error in a library's wording.
+		rep.Extra["kind"] = KindCUDAError
+	}
+	rep.TriedToAllocateBytes = findSize(reAllocating, line, 1)
 }
 
 // extractTorch reads both PyTorch caching-allocator forms (and their HIP,
