@@ -128,13 +128,15 @@ func (s *Server) Counts() Counts {
 	return c
 }
 
-// HugeConfig is Qwen3Config with a "padding" key of empty arrays making the
-// file about size bytes: valid JSON, a valid config, and the hostile shape
-// of issue 26 (an 8 MiB file of 2.7 million empty arrays).
+// HugeConfig is Qwen3Config with a "padding" key of empty arrays, in lists
+// of a thousand, making the file about size bytes: valid JSON, a valid
+// config, and the hostile shape of issue 26 (an 8 MiB file of 2.7 million
+// empty arrays).
 func HugeConfig(size int) []byte {
 	head := strings.TrimSuffix(Qwen3Config, "}") + `, "padding": [`
-	n := max((size-len(head)-3)/3, 1)
-	return []byte(head + strings.Repeat("[],", n-1) + "[]]}")
+	list := "[" + strings.Repeat("[],", 999) + "[]]"
+	n := max((size-len(head)-3)/(len(list)+1), 1)
+	return []byte(head + strings.Repeat(list+",", n-1) + list + "]}")
 }
 
 type endpoint int
