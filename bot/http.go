@@ -98,7 +98,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 // stopAdmitting refuses new work from now on (requests still open get 503).
 func (s *Server) stopAdmitting() {
 	s.mu.Lock()
-	s.closing = true
+	s.closeLocked()
 	s.mu.Unlock()
 }
 
@@ -281,8 +281,9 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request, req signedRe
 	}
 	outcome, err := s.acceptEvent(r.Context(), env)
 	if err != nil {
-		// A non-2xx makes Slack retry, possibly on a healthy replica.
-		writeText(w, http.StatusServiceUnavailable, "try again")
+		// A non-2xx makes Slack retry, possibly on a healthy replica; the
+		// body says why (never more than these fixed words).
+		writeText(w, http.StatusServiceUnavailable, refusalText(err))
 		return outcome
 	}
 	w.WriteHeader(http.StatusOK)

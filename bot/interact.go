@@ -114,20 +114,17 @@ func ephemeralText(text string) commandResponse {
 	return commandResponse{ResponseType: slack.ResponseTypeEphemeral, Text: text}
 }
 
-// computeVRAM runs a /vram query under the work bounds; share marks a
+// computeVRAM runs a /vram query for the user who clicked: its Hub lookup
+// in the Hub pool, then the answer under the work bounds; share marks a
 // private answer (with its share button).
-func (s *Server) computeVRAM(ctx context.Context, query string, share bool) reply.Reply {
-	r := reply.Reply{}
-	if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramReply(cctx, query, share) }); err != nil && r.Kind == "" {
-		r = errorReply(tooSlowText)
-	}
-	return r
+func (s *Server) computeVRAM(ctx context.Context, in interaction, query string, share bool) reply.Reply {
+	return s.vramAfterLookup(ctx, in.User.ID, query, share)
 }
 
 // share re-runs the query and posts the answer for everyone, once per click
 // (action_ts + user + action_id), across replicas and replays.
 func (s *Server) share(ctx context.Context, in interaction, query string) {
-	r := s.computeVRAM(ctx, query, false)
+	r := s.computeVRAM(ctx, in, query, false)
 	channel := in.channelID()
 	if in.ResponseURL == "" {
 		s.post(ctx, kindInteraction, channel, "", r)
@@ -148,7 +145,7 @@ func (s *Server) share(ctx context.Context, in interaction, query string) {
 // its thread).
 func (s *Server) applyFix(ctx context.Context, in interaction, query string) {
 	private := in.Container.IsEphemeral || in.Container.MessageTS == ""
-	r := s.computeVRAM(ctx, query, private)
+	r := s.computeVRAM(ctx, in, query, private)
 	channel, ts := in.channelID(), in.Container.MessageTS
 	if !private && channel != "" {
 		pctx, cancel := s.postContext(ctx)
@@ -173,10 +170,10 @@ func (s *Server) applyFix(ctx context.Context, in interaction, query string) {
 func (s *Server) estimate(ctx context.Context, in interaction, query string) {
 	channel := in.channelID()
 	if in.Container.IsEphemeral || channel == "" || in.Container.MessageTS == "" {
-		s.respond(ctx, kindInteraction, in.ResponseURL, s.responseFor(ctx, s.computeVRAM(ctx, query, true)))
+		s.respond(ctx, kindInteraction, in.ResponseURL, s.responseFor(ctx, s.computeVRAM(ctx, in, query, true)))
 		return
 	}
-	r := s.computeVRAM(ctx, query, false)
+	r := s.computeVRAM(ctx, in, query, false)
 	s.postOrRespond(ctx, in, channel, threadOfMessage(in), r)
 }
 
@@ -365,7 +362,10 @@ func (s *Server) viewSubmission(ctx context.Context, in interaction) (string, an
 	h := &handoffOf[answer]{waiting: true, ch: make(chan answer, 1)}
 	if !s.goWork(workItem{kind: kindInteraction, channel: st.Channel, ref: "form"}, func(ctx context.Context) {
 		var a answer
-		if err := s.computeAnswer(ctx, func(cctx context.Context) { a.r, a.err = s.deps.Commands.VRAM(cctx, query) }); err != nil && a.r.Kind == "" && a.err == nil {
+		cctx, err := s.lookUpModel(ctx, in.User.ID, query)
+		if err != nil {
+			a.err = err
+		} else if err := s.computeAnswer(cctx, func(cctx context.Context) { a.r, a.err = s.deps.Commands.VRAM(cctx, query) }); err != nil && a.r.Kind == "" && a.err == nil {
 			a.err = errs.New(errs.Unavailable, "%s", tooSlowText)
 		}
 		if h.give(a) {
