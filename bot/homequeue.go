@@ -23,10 +23,12 @@ const (
 	// homeBurst is how many publishes may go out at once after a quiet
 	// spell (Tier 4 allows bursts).
 	homeBurst = 20
-	// DefaultHomeQueue bounds the users waiting for their Home: ten
-	// minutes of publishes at the tier's rate; a view that would wait
-	// longer is not worth a place.
-	DefaultHomeQueue = 10 * homePublishesPerMinute
+	// DefaultHomeQueue bounds the users waiting for their Home: the
+	// burst of a workspace-wide announcement, published within 50
+	// minutes at the tier's rate (a view published late still shows the
+	// next time the tab is looked at); a waiting user costs a few dozen
+	// bytes.
+	DefaultHomeQueue = 50 * homePublishesPerMinute
 	// homeFresh is how long a published Home is not published again for
 	// the same user.
 	homeFresh = time.Minute
