@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
-	"io"
-	"os"
+	"fmt"
 	"strings"
 
 	"github.com/vrambot/vrambot/advisor/hfconfig"
 	"github.com/vrambot/vrambot/commands"
+	"github.com/vrambot/vrambot/internal/readfile"
 	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/reply"
 )
@@ -28,7 +29,7 @@ func runVRAM(ctx context.Context, e env, args []string) error {
 	}
 	var config []byte
 	if *configPath != "" {
-		if config, err = readConfig(e, *configPath); err != nil {
+		if config, err = readConfig(ctx, e, *configPath); err != nil {
 			return err
 		}
 	}
@@ -51,26 +52,35 @@ func runVRAM(ctx context.Context, e env, args []string) error {
 	return printReply(e, r, *asJSON)
 }
 
-// readConfig reads the --config file (or stdin for "-"), refusing one
-// larger than any real config.json before reading it all.
-func readConfig(e env, path string) ([]byte, error) {
-	in := e.stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, usagef("give the path of a config.json", "vram: --config: %v", err)
-		}
-		defer f.Close()
-		in = f
+// readConfig reads the --config file (or stdin for "-"): a regular file
+// only (a FIFO, a device or a directory is refused before it is opened),
+// refused past the largest real config.json, and given up on SIGTERM or
+// SIGINT whatever the read waits on (internal/readfile).
+func readConfig(ctx context.Context, e env, path string) ([]byte, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = readfile.Read(ctx, e.stdin, hfconfig.MaxConfigBytes)
+	} else {
+		data, err = readfile.File(ctx, path, hfconfig.MaxConfigBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(in, hfconfig.MaxConfigBytes+1))
-	if err != nil {
-		return nil, usagef("give the path of a config.json", "vram: --config: %v", err)
-	}
-	if len(data) > hfconfig.MaxConfigBytes {
+	if errors.Is(err, readfile.ErrTooLarge) {
 		return nil, usagef("give the model's config.json, not its weights", "vram: --config: %s is larger than %d KiB, more than any config.json", path, hfconfig.MaxConfigBytes>>10)
 	}
-	return data, nil
+	return data, inputError("vram: --config", "give the path of a config.json (or - for stdin)", err)
+}
+
+// inputError is what the CLI says when a file or stdin named on its
+// command line could not be read: the user's to fix (exit 2), or, when a
+// signal ended the wait, a runtime failure (exit 1).
+func inputError(what, hint string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: interrupted before the input was read", what)
+	}
+	return usagef(hint, "%s: %v", what, err)
 }
 
 // splitQueryFlags separates vram's own flags from the query: a query may
