@@ -48,9 +48,9 @@ const (
 	// DefaultMaxHubQueue bounds lookups waiting for a slot; past it a
 	// lookup is refused at once with hubBusyText.
 	DefaultMaxHubQueue = 512
-	// DefaultHubWait bounds waiting for a slot and the lookup together,
-	// so the answer still comes within DefaultWorkTimeout of the lookup's
-	// end.
+	// DefaultHubWait bounds waiting for a slot; the lookup then takes at
+	// most the resolver's Hub timeout (10 s in serve), so an answer, or
+	// why there is none, comes within DefaultWorkTimeout of the ack.
 	DefaultHubWait = 20 * time.Second
 )
 
@@ -89,16 +89,19 @@ func (s *Server) lookUpRef(ctx context.Context, user, ref string) (context.Conte
 		return ctx, errs.New(errs.Unavailable, "%s", hubBusyText)
 	}
 	defer s.hubWaiting.Add(-1)
-	wctx, cancel := context.WithTimeout(ctx, s.cfg.HubWait)
-	defer cancel()
+	wait := time.NewTimer(s.cfg.HubWait)
+	defer wait.Stop()
 	select {
 	case s.hubSlots <- struct{}{}:
 		defer func() { <-s.hubSlots }()
-	case <-wctx.Done():
+	case <-wait.C:
 		s.metrics.hubLookup(hubTimedOut)
 		return ctx, errs.New(errs.Unavailable, hubSlowText, safetext.OneLine(ref, 100))
+	case <-ctx.Done():
+		return ctx, errs.Wrap(errs.Unavailable, ctx.Err(), hubSlowText, safetext.OneLine(ref, 100))
 	}
-	attach := p.PrefetchModel(wctx, user, ref)
+	// The lookup itself is bounded by the resolver's Hub timeout.
+	attach := p.PrefetchModel(ctx, user, ref)
 	s.metrics.hubLookup(hubLookedUp)
 	return attach(ctx), nil
 }
