@@ -458,7 +458,7 @@ func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 		return
 	}
 	r.Ephemeral = false
-	s.post(ctx, kindEvent, ev.Channel, threadOf(ev), r)
+	s.postFor(ctx, kindEvent, ev.Channel, threadOf(ev), r, ev.User)
 }
 
 // mentionAnswer computes the answer to a mention: text is the message
@@ -554,10 +554,20 @@ func failureReason(err error) string {
 // the failure is counted, and where a notice can still help (Slack refused
 // the blocks, or was unreachable) a short plain-text notice is tried.
 func (s *Server) post(ctx context.Context, kind, channel, thread string, r reply.Reply) {
+	s.postFor(ctx, kind, channel, thread, r, "")
+}
+
+// postFor is post of an answer asked by asker ("" for none): the asker is
+// remembered for the posted message, so that their clicks on its buttons
+// may change it in place and nobody else's do (applyFix).
+func (s *Server) postFor(ctx context.Context, kind, channel, thread string, r reply.Reply, asker string) {
 	pctx, cancel := s.postContext(ctx)
-	_, err := s.poster.postReply(pctx, channel, thread, r, s.detailsKeyFor(pctx, thread, r))
+	ts, err := s.poster.postReply(pctx, channel, thread, r, s.detailsKeyFor(pctx, thread, r))
 	cancel()
 	if err == nil {
+		if asker != "" && ts != "" {
+			s.rememberAsker(ctx, channel, ts, asker)
+		}
 		return
 	}
 	reason := failureReason(err)
