@@ -368,3 +368,25 @@ func TestHubFaultsOfWholeNamespaces(t *testing.T) {
 		t.Errorf("teapot: %v", err)
 	}
 }
+
+// BenchmarkResolveKnown is an answer's lookup of a model read from the Hub
+// before: no store read, no decoding.
+func BenchmarkResolveKnown(b *testing.B) {
+	fake := hubtest.New(b)
+	fake.Add(hubtest.Model{ID: "acme/Open-8B", Config: []byte(hubtest.Qwen3Config)})
+	c, err := hub.New(hub.Options{Endpoint: fake.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := models.New(models.Options{Hub: c, Cache: store.NewMemory()})
+	ctx := context.Background()
+	if _, err := r.Resolve(ctx, "acme/Open-8B"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Resolve(ctx, "acme/Open-8B"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
