@@ -188,6 +188,11 @@ func (b *budgetedHub) Config(ctx context.Context, repo string) ([]byte, error) {
 	if err := b.take(ctx, hub.BucketResolver, repo); err != nil {
 		return nil, err
 	}
+	return b.config(ctx, repo)
+}
+
+// config fetches a config.json whose request take already counted.
+func (b *budgetedHub) config(ctx context.Context, repo string) ([]byte, error) {
 	data, err := b.next.Config(ctx, repo)
 	b.saw(err)
 	return data, err

@@ -144,7 +144,7 @@ type Options struct {
 // decodes a config.json again.
 type Resolver struct {
 	opts   Options
-	hub    Hub // opts.Hub behind the budgets; nil offline
+	hub    *budgetedHub // opts.Hub behind the budgets; nil offline
 	flight singleflight.Group
 	known  *lru[known]
 	count  counting
@@ -679,6 +679,11 @@ func (r *Resolver) fallback(asked, outcome string, kind errs.Kind, cause error, 
 // fetch gets repo's config.json and parameter count from the Hub (the
 // count beside it, for the time of one request).
 func (r *Resolver) fetch(ctx context.Context, repo string) (cachedConfig, error) {
+	// The config.json's request is counted before the count's starts, so
+	// a 429 the count brings back first cannot refuse it.
+	if err := r.hub.take(ctx, hub.BucketResolver, repo); err != nil {
+		return cachedConfig{}, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type info struct {
@@ -691,7 +696,7 @@ func (r *Resolver) fetch(ctx context.Context, repo string) (cachedConfig, error)
 		st, ok, err := r.hub.Info(ctx, repo)
 		infoc <- info{st, ok, err}
 	}()
-	data, err := r.hub.Config(ctx, repo)
+	data, err := r.hub.config(ctx, repo)
 	if err != nil {
 		cancel() // the count is of no use without the config
 		<-infoc
