@@ -36,6 +36,9 @@ const (
 	rssBound         = 1 << 30
 	missingRepoLimit = 100 // Hub requests for 300 missing repos from one user
 	searchLimit      = 3   // searches for one unmatched name asked 20 times
+	// cooldown is the Retry-After of the 429 round, in seconds: vrambot
+	// then sends nothing to the Hub for that long.
+	cooldown = 3
 )
 
 // soakDuration is VRAMBOT_SOAK as a duration (a bare "1" is one round).
@@ -200,6 +203,13 @@ func TestSoakHubAttacks(t *testing.T) {
 	until := time.Now().Add(soakDuration(t))
 	for round := 1; round == 1 || time.Now().Before(until); round++ {
 		id := strings.ToLower(storetest.UniqueID())
+		if round > 1 {
+			// Each round starts afresh: vrambot's own Hub budget (400 API
+			// requests in 5 minutes, about four rounds; its refusals have
+			// tests of their own) and the last round's 429 cooldown.
+			purgeHubBudget(t)
+			time.Sleep(time.Duration(cooldown+1) * time.Second)
+		}
 		t.Run(fmt.Sprintf("round %d", round), func(t *testing.T) {
 			a.t = t
 			t.Run("64 users ask for a hostile config at once", func(t *testing.T) {
@@ -302,7 +312,7 @@ func TestSoakHubAttacks(t *testing.T) {
 			t.Run("5xx and 429 are remembered", func(t *testing.T) {
 				a.t = t
 				fake.FailRepos("down"+id+"/", hubtest.Fault{Status: http.StatusServiceUnavailable})
-				fake.FailRepos("busy"+id+"/", hubtest.Fault{Status: http.StatusTooManyRequests, RetryAfter: 30})
+				fake.FailRepos("busy"+id+"/", hubtest.Fault{Status: http.StatusTooManyRequests, RetryAfter: cooldown})
 				before := a.hubCounts().Configs
 				var names []string
 				for i := range 20 {
