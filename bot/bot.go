@@ -99,7 +99,11 @@ const (
 	// DefaultMaxInFlight bounds answers computed at once (CPU-bound work).
 	DefaultMaxInFlight = 64
 	// DefaultMaxPending bounds admitted work (computing, queued or
-	// posting); past it events get 503 and Slack retries them later.
+	// posting): about 30 s of answers at DefaultMaxInFlight, past which a
+	// backlog only grows. Past it an event gets 503 with "busy: …" as its
+	// body and Slack retries it (about a minute, then 5 minutes later);
+	// a slash command or a click is told the bot is busy. Home tab opens
+	// never count against it (homequeue.go).
 	DefaultMaxPending = 2000
 	// DefaultDrainTimeout bounds how long shutdown finishes acked work
 	// (VRAMBOT_DRAIN_TIMEOUT).
@@ -148,6 +152,11 @@ type Config struct {
 	MaxConnections int
 	ReadTimeout    time.Duration
 	Retry          RetryPolicy
+	// The Hub pool (hubpool.go) and the Home tab queue (homequeue.go).
+	MaxHubLookups int
+	MaxHubQueue   int
+	HubWait       time.Duration
+	HomeQueue     int
 }
 
 func (c *Config) setDefaults() {
@@ -169,6 +178,10 @@ func (c *Config) setDefaults() {
 	def(&c.ClaimTTL, DefaultClaimTTL)
 	def(&c.DrainTimeout, DefaultDrainTimeout)
 	def(&c.ReadTimeout, DefaultReadTimeout)
+	def(&c.HubWait, DefaultHubWait)
+	defInt(&c.MaxHubLookups, DefaultMaxHubLookups)
+	defInt(&c.MaxHubQueue, DefaultMaxHubQueue)
+	defInt(&c.HomeQueue, DefaultHomeQueue)
 	defInt(&c.ChannelQueue, DefaultChannelQueue)
 	defInt(&c.MaxInFlight, DefaultMaxInFlight)
 	defInt(&c.MaxPending, DefaultMaxPending)
@@ -196,7 +209,9 @@ type Deps struct {
 	// (configfile.go); without it such a mention is an ordinary one.
 	Configs ConfigVRAM
 	// Lookups, when set, says which /vram queries must ask the Hub first:
-	// those are acked at once and answered through response_url.
+	// those are acked at once and answered through response_url. When it
+	// also implements HubPrefetcher, the lookup runs in the Hub pool
+	// before the answer takes a compute slot.
 	Lookups HubLookups
 	// Models, when set, feeds the /vram form's model typeahead.
 	Models ModelOptions
@@ -233,6 +248,14 @@ type Server struct {
 
 	// compute bounds answers computed at once.
 	compute chan struct{}
+	// hubSlots bounds Hub lookups at once; hubWaiting counts those running
+	// or waiting for a slot.
+	hubSlots   chan struct{}
+	hubWaiting atomic.Int64
+	// home is the Home tab queue.
+	home homeQueue
+	// closed is closed when the drain starts.
+	closed chan struct{}
 
 	// Admission: work is admitted under mu, never once closing is set, so
 	// a drain that has started sees every piece of work it must wait for.
@@ -285,16 +308,18 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
 	}
 	s := &Server{
-		cfg:     cfg,
-		deps:    deps,
-		log:     deps.Logger,
-		api:     slack.New(cfg.BotToken, opts...),
-		http:    httpClient,
-		apiURL:  apiURL,
-		metrics: m,
-		compute: make(chan struct{}, cfg.MaxInFlight),
-		pending: make(map[uint64]workItem),
-		drained: make(chan struct{}),
+		cfg:      cfg,
+		deps:     deps,
+		log:      deps.Logger,
+		api:      slack.New(cfg.BotToken, opts...),
+		http:     httpClient,
+		apiURL:   apiURL,
+		metrics:  m,
+		compute:  make(chan struct{}, cfg.MaxInFlight),
+		hubSlots: make(chan struct{}, cfg.MaxHubLookups),
+		closed:   make(chan struct{}),
+		pending:  make(map[uint64]workItem),
+		drained:  make(chan struct{}),
 	}
 	s.files = &http.Client{Transport: transport, CheckRedirect: s.checkDownloadRedirect}
 	s.baseCtx, s.cancelWork = context.WithCancel(context.Background())
@@ -327,18 +352,40 @@ func newRetryTransport(next http.RoundTripper, p RetryPolicy, apiURL *url.URL, m
 // server's per-channel pacing, retries and metrics.
 func (s *Server) Poster() *Poster { return s.poster }
 
-// admit registers work unless the server is draining or full.
-func (s *Server) admit(it workItem) (uint64, bool) {
+// errFull: the pending-work cap (Config.MaxPending) is reached.
+var errFull = errors.New("bot: at the pending-work cap")
+
+// admitWhy registers work, or says why not: errClosing or errFull.
+func (s *Server) admitWhy(it workItem) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing || len(s.pending) >= s.cfg.MaxPending {
+	if s.closing {
+		return 0, errClosing
+	}
+	if len(s.pending) >= s.cfg.MaxPending {
+		return 0, errFull
+	}
+	return s.admitLocked(it), nil
+}
+
+// admitAlways registers work whatever the cap, unless the server is
+// draining: for work that bounds itself (the Home tab publisher).
+func (s *Server) admitAlways(it workItem) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
 		return 0, false
 	}
+	return s.admitLocked(it), true
+}
+
+// admitLocked registers work; s.mu must be held.
+func (s *Server) admitLocked(it workItem) uint64 {
 	s.nextWork++
 	it.since = time.Now()
 	s.pending[s.nextWork] = it
 	s.inflight.Add(1)
-	return s.nextWork, true
+	return s.nextWork
 }
 
 func (s *Server) release(id uint64) {
@@ -346,6 +393,14 @@ func (s *Server) release(id uint64) {
 	delete(s.pending, id)
 	s.mu.Unlock()
 	s.inflight.Done()
+}
+
+// closeLocked stops admitting work; s.mu must be held.
+func (s *Server) closeLocked() {
+	if !s.closing {
+		close(s.closed)
+	}
+	s.closing = true
 }
 
 func (s *Server) isClosing() bool {
@@ -358,10 +413,16 @@ func (s *Server) isClosing() bool {
 // when a drain runs out of time: fn bounds its own steps (computeAnswer,
 // PostTimeout). It reports false when the work was not admitted.
 func (s *Server) goWork(it workItem, fn func(ctx context.Context)) bool {
-	id, ok := s.admit(it)
-	if !ok {
+	return s.goWorkWhy(it, fn) == nil
+}
+
+// goWorkWhy is goWork, saying why work was not admitted (errClosing,
+// errFull).
+func (s *Server) goWorkWhy(it workItem, fn func(ctx context.Context)) error {
+	id, err := s.admitWhy(it)
+	if err != nil {
 		s.metrics.refused(it.kind)
-		return false
+		return err
 	}
 	go func() {
 		defer s.release(id)
@@ -372,7 +433,7 @@ func (s *Server) goWork(it workItem, fn func(ctx context.Context)) bool {
 		}()
 		fn(s.baseCtx)
 	}()
-	return true
+	return nil
 }
 
 // computeAnswer runs fn under the compute bound and the work timeout. It
@@ -440,7 +501,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.drainOnce.Do(func() {
 		defer close(s.drained)
 		s.mu.Lock()
-		s.closing = true
+		s.closeLocked()
 		n := len(s.pending)
 		s.mu.Unlock()
 		if n > 0 {

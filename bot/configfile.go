@@ -17,8 +17,10 @@ type ConfigVRAM interface {
 	VRAMConfig(ctx context.Context, query string, config []byte, name string) (reply.Reply, error)
 }
 
-// maxConfigFileBytes caps an attached config.json: real ones are under
-// 64 KiB, and advisor/hfconfig reads at most 1 MiB.
+// maxConfigFileBytes caps an attached config.json, downloaded into memory
+// for one answer: all but two of 223 real ones fit (nvidia/MiniMax-M3-NVFP4's
+// pair, 3 MiB of per-module quantisation lists, are better named by their
+// Hub id); the reader's own bound is advisor/hfconfig.MaxConfigBytes.
 const maxConfigFileBytes = 1 << 20
 
 // attachedConfig returns the first attached config.json of a mention (a

@@ -51,6 +51,8 @@ const (
 	viewKeyPrefix      = "dedupe:view:"      // a submitted form: user, view id, hash
 	feedbackKeyPrefix  = "dedupe:feedback:"  // one vote per person and message
 	diagnosedKeyPrefix = "dedupe:diagnosed:" // a message answered with a diagnosis
+	publicKeyPrefix    = "dedupe:public:"    // a button's public post under a message: action, channel, ts
+	askerKeyPrefix     = "dedupe:asker:"     // who asked the answer posted at channel, ts
 )
 
 // dedupeTimeout bounds the store calls made before acking a request.

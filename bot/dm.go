@@ -25,9 +25,19 @@ func (s *Server) handleDM(ctx context.Context, ev innerEvent) {
 		return
 	}
 	full := s.gatherText(ctx, ev, text)
+	cctx := ctx
+	if q := dmQuery(text); full == text && q != "" && runeLen(q) <= maxQueryRunes {
+		// A question whose model is on the Hub: looked up in the Hub pool
+		// before the answer takes a compute slot.
+		var err error
+		if cctx, err = s.lookUpModel(ctx, ev.User, q); err != nil {
+			s.post(ctx, kindEvent, ev.Channel, ev.ThreadTS, s.vramOutcome(q, false, reply.Reply{}, err))
+			return
+		}
+	}
 	var r reply.Reply
 	var oom OOMFacts
-	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, oom = s.dmAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
+	if err := s.computeAnswer(cctx, func(cctx context.Context) { r, oom = s.dmAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
 		s.log.Warn("direct message not answered in time", "err", err)
 		r, oom = errorReply(tooSlowText), OOMFacts{}
 	}
@@ -37,6 +47,19 @@ func (s *Server) handleDM(ctx context.Context, ev innerEvent) {
 	}
 	r.Ephemeral = false
 	s.post(ctx, kindEvent, ev.Channel, ev.ThreadTS, r)
+}
+
+// dmQuery is the /vram query a direct message asks ("" for a greeting):
+// its text without a leading "vram".
+func dmQuery(text string) string {
+	q := text
+	if word, rest, _ := strings.Cut(q, " "); strings.EqualFold(word, "vram") || strings.EqualFold(word, "/vram") {
+		q = strings.TrimSpace(rest)
+	}
+	if greetings[strings.ToLower(strings.Trim(q, "!. "))] {
+		return ""
+	}
+	return q
 }
 
 // greetings are messages that ask what the bot does.
@@ -50,11 +73,8 @@ func (s *Server) dmAnswer(ctx context.Context, text, full string) (reply.Reply, 
 			return r, facts
 		}
 	}
-	q := text
-	if word, rest, _ := strings.Cut(q, " "); strings.EqualFold(word, "vram") || strings.EqualFold(word, "/vram") {
-		q = strings.TrimSpace(rest)
-	}
-	if q == "" || greetings[strings.ToLower(strings.Trim(q, "!. "))] {
+	q := dmQuery(text)
+	if q == "" {
 		r := usageReply("")
 		r.Ephemeral = false
 		return r, OOMFacts{}

@@ -29,9 +29,23 @@ import (
 const shareActionID = "share"
 
 var (
-	errClosing    = errors.New("bot: shutting down or full")
+	errClosing    = errors.New("bot: shutting down")
 	errRetryLater = errors.New("bot: event held by another delivery")
 )
+
+// refusalText is the body of a 503 for an event not taken: why, in fixed
+// words (the pending-work cap is Config.MaxPending).
+func refusalText(err error) string {
+	switch {
+	case errors.Is(err, errFull):
+		return "busy: at the pending-work cap; retry later"
+	case errors.Is(err, errClosing):
+		return "shutting down; retry on another replica"
+	case errors.Is(err, errRetryLater):
+		return "being answered by another delivery; retry later"
+	}
+	return "store unreachable; retry later"
+}
 
 // Messages users see when the bot itself could not answer.
 const (
@@ -121,7 +135,7 @@ func (s *Server) slash(ctx context.Context, cmd slashCommand, key string) (comma
 	}
 	if s.deps.Lookups != nil {
 		if ref, needed := s.deps.Lookups.HubLookup(ctx, query); needed {
-			return s.slashDeferred(cmd, query, "Looking up "+safetext.OneLine(ref, 100)+" on the Hugging Face Hub…")
+			return s.slashDeferred(cmd, query, ref, "Looking up "+safetext.OneLine(ref, 100)+" on the Hugging Face Hub…")
 		}
 	}
 	h := &handoff{waiting: true, ch: make(chan reply.Reply, 1)}
@@ -166,9 +180,17 @@ func (s *Server) slashAnswer(ctx context.Context, query string) reply.Reply {
 // slashDeferred acks with ack and always answers through response_url
 // (a Hub lookup may take seconds; a fast one is no reason to answer
 // inline, so the ack and the answer come the same way every time).
-func (s *Server) slashDeferred(cmd slashCommand, query, ack string) (commandResponse, string) {
+// The model is looked up in the Hub pool before the answer takes a
+// compute slot.
+func (s *Server) slashDeferred(cmd slashCommand, query, ref, ack string) (commandResponse, string) {
 	if !s.goWork(workItem{kind: kindCommand, channel: cmd.ChannelID}, func(ctx context.Context) {
-		resp := s.responseFor(ctx, s.slashAnswer(ctx, query))
+		var r reply.Reply
+		if actx, err := s.lookUpRef(ctx, cmd.UserID, ref); err != nil {
+			r = s.vramOutcome(query, true, reply.Reply{}, err)
+		} else {
+			r = s.slashAnswer(actx, query)
+		}
+		resp := s.responseFor(ctx, r)
 		resp.ReplaceOriginal = true
 		s.respond(ctx, kindCommand, cmd.ResponseURL, resp)
 	}) {
@@ -293,6 +315,12 @@ func (s *Server) acceptEvent(ctx context.Context, env eventEnvelope) (string, er
 	if s.isClosing() {
 		return outcomeUnavailable, errClosing
 	}
+	if env.Event.Type == eventAppHomeOpened {
+		// Publishing a Home is idempotent, so it needs no claim; it is
+		// queued, paced and never refused for load (homequeue.go).
+		s.queueHome(env.Event.User)
+		return outcomeAccepted, nil
+	}
 	key := eventKey(env)
 	claim, err := s.claimEvent(ctx, key)
 	switch claim {
@@ -306,14 +334,17 @@ func (s *Server) acceptEvent(ctx context.Context, env eventEnvelope) (string, er
 		return outcomeUnavailable, fmt.Errorf("claim event: %w", err)
 	}
 	it := workItem{kind: kindEvent, channel: env.Event.Channel, ref: env.EventID}
-	if !s.goWork(it, func(ctx context.Context) {
+	if err := s.goWorkWhy(it, func(ctx context.Context) {
 		l := s.holdLease(key)
 		defer l.answered()
 		s.handleEvent(ctx, env)
-	}) {
-		// Let a Slack retry reach a replica that is not shutting down.
+	}); err != nil {
+		// Let a Slack retry reach a replica that is not shutting down or full.
 		s.releaseClaim(ctx, key)
-		return outcomeUnavailable, errClosing
+		if errors.Is(err, errFull) {
+			s.log.Warn("event refused: at the pending-work cap; Slack retries it", "event_id", env.EventID, "cap", s.cfg.MaxPending)
+		}
+		return outcomeUnavailable, err
 	}
 	return outcomeAccepted, nil
 }
@@ -358,8 +389,6 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 		return
 	}
 	switch ev.Type {
-	case eventAppHomeOpened:
-		s.publishHome(ctx, ev.User)
 	case eventMessage:
 		if isDirectMessage(ev) {
 			s.handleDM(ctx, ev)
@@ -408,12 +437,19 @@ func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 		return
 	}
 	var full string
-	if word, _, _ := strings.Cut(text, " "); !strings.EqualFold(word, "vram") {
+	cctx := ctx
+	if word, rest, _ := strings.Cut(text, " "); !strings.EqualFold(word, "vram") {
 		full = s.gatherText(ctx, ev, text) // an OOM may come as an attached snippet
+	} else if rest = strings.TrimSpace(rest); rest != "" && !strings.EqualFold(rest, "help") {
+		var err error
+		if cctx, err = s.lookUpModel(ctx, ev.User, rest); err != nil {
+			s.post(ctx, kindEvent, ev.Channel, threadOf(ev), s.vramOutcome(rest, false, reply.Reply{}, err))
+			return
+		}
 	}
 	var r reply.Reply
 	var oom OOMFacts
-	if err := s.computeAnswer(ctx, func(cctx context.Context) { r, oom = s.mentionAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
+	if err := s.computeAnswer(cctx, func(cctx context.Context) { r, oom = s.mentionAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
 		s.log.Warn("mention not answered in time", "channel", ev.Channel, "err", err)
 		r, oom = errorReply(tooSlowText), OOMFacts{}
 	}
@@ -422,7 +458,7 @@ func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
 		return
 	}
 	r.Ephemeral = false
-	s.post(ctx, kindEvent, ev.Channel, threadOf(ev), r)
+	s.postFor(ctx, kindEvent, ev.Channel, threadOf(ev), r, ev.User)
 }
 
 // mentionAnswer computes the answer to a mention: text is the message
@@ -518,10 +554,20 @@ func failureReason(err error) string {
 // the failure is counted, and where a notice can still help (Slack refused
 // the blocks, or was unreachable) a short plain-text notice is tried.
 func (s *Server) post(ctx context.Context, kind, channel, thread string, r reply.Reply) {
+	s.postFor(ctx, kind, channel, thread, r, "")
+}
+
+// postFor is post of an answer asked by asker ("" for none): the asker is
+// remembered for the posted message, so that their clicks on its buttons
+// may change it in place and nobody else's do (applyFix).
+func (s *Server) postFor(ctx context.Context, kind, channel, thread string, r reply.Reply, asker string) {
 	pctx, cancel := s.postContext(ctx)
-	_, err := s.poster.postReply(pctx, channel, thread, r, s.detailsKeyFor(pctx, thread, r))
+	ts, err := s.poster.postReply(pctx, channel, thread, r, s.detailsKeyFor(pctx, thread, r))
 	cancel()
 	if err == nil {
+		if asker != "" && ts != "" {
+			s.rememberAsker(ctx, channel, ts, asker)
+		}
 		return
 	}
 	reason := failureReason(err)

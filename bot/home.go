@@ -51,10 +51,24 @@ type homeFacts struct {
 	now       time.Time
 }
 
-// publishHome publishes the Home tab for user.
+// publishHome publishes the Home tab for user (the queue's publisher
+// calls it, paced).
 func (s *Server) publishHome(ctx context.Context, user string) {
 	ctx, cancel := context.WithTimeout(ctx, viewPublishBudget)
 	defer cancel()
+	req := slack.PublishViewContextRequest{UserID: user, View: homeView(s.homeFactsFor(ctx))}
+	if _, err := s.api.PublishViewContext(ctx, req); err != nil {
+		s.metrics.apiError("views.publish")
+		s.metrics.homeView(homeFailed)
+		s.log.Error("views.publish failed", "err", redactErr(err))
+		s.homeNotPublished(user)
+		return
+	}
+	s.metrics.homeView(homePublished)
+}
+
+// readHomeFacts reads what the home tab shows beside how to ask.
+func (s *Server) readHomeFacts(ctx context.Context) homeFacts {
 	f := homeFacts{now: time.Now()}
 	if s.deps.LastDigest != nil {
 		d, ok, err := s.deps.LastDigest.LastDigest(ctx)
@@ -74,11 +88,7 @@ func (s *Server) publishHome(ctx context.Context, user string) {
 			f.causes, f.oomsKnown = causes, true
 		}
 	}
-	req := slack.PublishViewContextRequest{UserID: user, View: homeView(f)}
-	if _, err := s.api.PublishViewContext(ctx, req); err != nil {
-		s.metrics.apiError("views.publish")
-		s.log.Error("views.publish failed", "err", redactErr(err))
-	}
+	return f
 }
 
 // channelIDRE matches a channel id; only such ids are put into a link.

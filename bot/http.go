@@ -98,7 +98,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 // stopAdmitting refuses new work from now on (requests still open get 503).
 func (s *Server) stopAdmitting() {
 	s.mu.Lock()
-	s.closing = true
+	s.closeLocked()
 	s.mu.Unlock()
 }
 
@@ -133,7 +133,7 @@ type signedHandler func(w http.ResponseWriter, r *http.Request, req signedReques
 func (s *Server) signed(kind string, next signedHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		outcome := s.verifyAndServe(w, r, next)
+		outcome := s.verifyAndServe(w, r, s.bodyLimit(kind), next)
 		s.metrics.observe(kind, outcome, start)
 	}
 }
@@ -190,7 +190,23 @@ func verifyBody(secret, stamp string, body, mac []byte) error {
 	return nil
 }
 
-func (s *Server) verifyAndServe(w http.ResponseWriter, r *http.Request, next signedHandler) string {
+// maxInteractionBodyBytes caps an interaction's body: a message shortcut
+// carries the message it is run on, 40,000 characters of text (Slack's
+// cap, docs/slack.md §A.6) and again in its blocks, each character up to
+// 12 bytes once form-encoded (an emoji: 4 bytes of UTF-8, %XX each), about
+// 1 MiB for the message alone.
+const maxInteractionBodyBytes = 4 << 20
+
+// bodyLimit is the body cap of a request kind: MaxBodyBytes, and for
+// interactions at least maxInteractionBodyBytes.
+func (s *Server) bodyLimit(kind string) int64 {
+	if kind == kindInteraction {
+		return max(s.cfg.MaxBodyBytes, maxInteractionBodyBytes)
+	}
+	return s.cfg.MaxBodyBytes
+}
+
+func (s *Server) verifyAndServe(w http.ResponseWriter, r *http.Request, limit int64, next signedHandler) string {
 	if s.cfg.SigningSecret == "" {
 		// Without a secret every signature would be forgeable.
 		writeText(w, http.StatusNotFound, "http mode disabled")
@@ -203,14 +219,14 @@ func (s *Server) verifyAndServe(w http.ResponseWriter, r *http.Request, next sig
 		writeText(w, http.StatusUnauthorized, "invalid signature")
 		return outcomeUnauthorized
 	}
-	if r.ContentLength > s.cfg.MaxBodyBytes {
+	if r.ContentLength > limit {
 		w.Header().Set("Connection", "close")
 		writeText(w, http.StatusRequestEntityTooLarge, "body too large")
 		return outcomeTooLarge
 	}
 	buf := s.bodies.get()
 	defer s.bodies.put(buf)
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)); err != nil {
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			writeText(w, http.StatusRequestEntityTooLarge, "body too large")
 			return outcomeTooLarge
@@ -281,8 +297,9 @@ func (s *Server) serveEvent(w http.ResponseWriter, r *http.Request, req signedRe
 	}
 	outcome, err := s.acceptEvent(r.Context(), env)
 	if err != nil {
-		// A non-2xx makes Slack retry, possibly on a healthy replica.
-		writeText(w, http.StatusServiceUnavailable, "try again")
+		// A non-2xx makes Slack retry, possibly on a healthy replica; the
+		// body says why (never more than these fixed words).
+		writeText(w, http.StatusServiceUnavailable, refusalText(err))
 		return outcome
 	}
 	w.WriteHeader(http.StatusOK)

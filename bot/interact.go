@@ -114,20 +114,17 @@ func ephemeralText(text string) commandResponse {
 	return commandResponse{ResponseType: slack.ResponseTypeEphemeral, Text: text}
 }
 
-// computeVRAM runs a /vram query under the work bounds; share marks a
+// computeVRAM runs a /vram query for the user who clicked: its Hub lookup
+// in the Hub pool, then the answer under the work bounds; share marks a
 // private answer (with its share button).
-func (s *Server) computeVRAM(ctx context.Context, query string, share bool) reply.Reply {
-	r := reply.Reply{}
-	if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramReply(cctx, query, share) }); err != nil && r.Kind == "" {
-		r = errorReply(tooSlowText)
-	}
-	return r
+func (s *Server) computeVRAM(ctx context.Context, in interaction, query string, share bool) reply.Reply {
+	return s.vramAfterLookup(ctx, in.User.ID, query, share)
 }
 
 // share re-runs the query and posts the answer for everyone, once per click
 // (action_ts + user + action_id), across replicas and replays.
 func (s *Server) share(ctx context.Context, in interaction, query string) {
-	r := s.computeVRAM(ctx, query, false)
+	r := s.computeVRAM(ctx, in, query, false)
 	channel := in.channelID()
 	if in.ResponseURL == "" {
 		s.post(ctx, kindInteraction, channel, "", r)
@@ -146,10 +143,18 @@ func (s *Server) share(ctx context.Context, in interaction, query string) {
 // replaces the message it is on: through response_url for an ephemeral
 // answer, chat.update for one in a channel (whose new details follow in
 // its thread).
+//
+// A message others see (in a channel, not a direct message) is changed in
+// place only by the one who asked it (postFor remembers them); anyone else
+// who clicks gets the variant privately.
 func (s *Server) applyFix(ctx context.Context, in interaction, query string) {
 	private := in.Container.IsEphemeral || in.Container.MessageTS == ""
-	r := s.computeVRAM(ctx, query, private)
 	channel, ts := in.channelID(), in.Container.MessageTS
+	if !private && !isDirect(channel) && !s.askedBy(ctx, channel, ts, in.User.ID) {
+		s.respond(ctx, kindInteraction, in.ResponseURL, s.responseFor(ctx, s.computeVRAM(ctx, in, query, true)))
+		return
+	}
+	r := s.computeVRAM(ctx, in, query, private)
 	if !private && channel != "" {
 		pctx, cancel := s.postContext(ctx)
 		err := s.poster.UpdateReply(pctx, channel, ts, threadOfMessage(in), r)
@@ -170,14 +175,56 @@ func (s *Server) applyFix(ctx context.Context, in interaction, query string) {
 // estimate answers an OOM reply's "Estimate this workload": the /vram
 // answer for the workload the paste names, in the OOM's thread (privately
 // when the OOM answer itself was private).
+//
+// Under a message others see, one estimate is posted however many people
+// click; later clicks get it privately.
 func (s *Server) estimate(ctx context.Context, in interaction, query string) {
 	channel := in.channelID()
-	if in.Container.IsEphemeral || channel == "" || in.Container.MessageTS == "" {
-		s.respond(ctx, kindInteraction, in.ResponseURL, s.responseFor(ctx, s.computeVRAM(ctx, query, true)))
+	if in.Container.IsEphemeral || channel == "" || in.Container.MessageTS == "" || !s.firstPublic(ctx, in, reply.ActionEstimate) {
+		s.respond(ctx, kindInteraction, in.ResponseURL, s.responseFor(ctx, s.computeVRAM(ctx, in, query, true)))
 		return
 	}
-	r := s.computeVRAM(ctx, query, false)
+	r := s.computeVRAM(ctx, in, query, false)
 	s.postOrRespond(ctx, in, channel, threadOfMessage(in), r)
+}
+
+// askerTTL is how long the asker of a public answer is remembered: a week
+// of clicks on its buttons; after it, a click answers privately.
+const askerTTL = 7 * 24 * time.Hour
+
+// rememberAsker records who asked the answer posted at channel, ts.
+func (s *Server) rememberAsker(ctx context.Context, channel, ts, user string) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dedupeTimeout)
+	defer cancel()
+	if err := s.deps.Store.Set(sctx, dedupeKey(askerKeyPrefix, channel, ts), []byte(user), askerTTL); err != nil {
+		s.log.Info("asker of an answer not recorded; clicks on it answer privately", "channel", channel, "err", err)
+	}
+}
+
+// askedBy reports whether user asked the answer posted at channel, ts
+// (false when nobody is remembered, or the store does not answer).
+func (s *Server) askedBy(ctx context.Context, channel, ts, user string) bool {
+	sctx, cancel := context.WithTimeout(ctx, dedupeTimeout)
+	defer cancel()
+	v, err := s.deps.Store.Get(sctx, dedupeKey(askerKeyPrefix, channel, ts))
+	return err == nil && user != "" && string(v) == user
+}
+
+// isDirect reports a direct-message conversation (a D… id): only the user
+// and the bot see what is in it.
+func isDirect(channel string) bool { return strings.HasPrefix(channel, "D") }
+
+// firstPublic claims the one public post a button makes under the message
+// it is on (the message's channel and ts, and the action), so a click by
+// every reader of a channel posts once; a click after the first, or one
+// the store could not claim, answers privately instead.
+func (s *Server) firstPublic(ctx context.Context, in interaction, action string) bool {
+	err := s.claimOnce(ctx, dedupeKey(publicKeyPrefix, action, in.channelID(), in.Container.MessageTS))
+	if err != nil && !errors.Is(err, errDuplicate) {
+		s.metrics.dedupeError(kindInteraction)
+		s.log.Warn("public post not claimed; answering privately", "action", action, "err", err)
+	}
+	return err == nil
 }
 
 // threadOfMessage is the thread of the message an interaction is on.
@@ -254,7 +301,9 @@ func (s *Server) showDetails(ctx context.Context, in interaction, key string) {
 	}
 	d.Details = nil
 	channel := in.channelID()
-	if in.Container.IsEphemeral || channel == "" || in.Container.MessageTS == "" {
+	// Under a message others see, the details are posted once in its
+	// thread however many people click; later clicks get them privately.
+	if in.Container.IsEphemeral || channel == "" || in.Container.MessageTS == "" || !s.firstPublic(ctx, in, reply.ActionDetails) {
 		out := render(d, renderOptions{surface: surfaceDetails})
 		s.respond(ctx, kindInteraction, in.ResponseURL, commandResponse{ResponseType: slack.ResponseTypeEphemeral, Text: out.fallback, Blocks: out.blocks})
 		return
@@ -365,7 +414,10 @@ func (s *Server) viewSubmission(ctx context.Context, in interaction) (string, an
 	h := &handoffOf[answer]{waiting: true, ch: make(chan answer, 1)}
 	if !s.goWork(workItem{kind: kindInteraction, channel: st.Channel, ref: "form"}, func(ctx context.Context) {
 		var a answer
-		if err := s.computeAnswer(ctx, func(cctx context.Context) { a.r, a.err = s.deps.Commands.VRAM(cctx, query) }); err != nil && a.r.Kind == "" && a.err == nil {
+		cctx, err := s.lookUpModel(ctx, in.User.ID, query)
+		if err != nil {
+			a.err = err
+		} else if err := s.computeAnswer(cctx, func(cctx context.Context) { a.r, a.err = s.deps.Commands.VRAM(cctx, query) }); err != nil && a.r.Kind == "" && a.err == nil {
 			a.err = errs.New(errs.Unavailable, "%s", tooSlowText)
 		}
 		if h.give(a) {

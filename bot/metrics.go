@@ -15,6 +15,7 @@ const (
 	kindCommand     = "command"
 	kindEvent       = "event"
 	kindInteraction = "interaction"
+	kindHome        = "home" // the Home tab publisher
 
 	outcomeInline       = "inline"       // answered in the response body
 	outcomeDeferred     = "deferred"     // acked, answered later
@@ -44,6 +45,8 @@ type metrics struct {
 	dedupe   *prometheus.CounterVec
 	votes    *prometheus.CounterVec
 	overflow prometheus.Counter
+	hub      *prometheus.CounterVec
+	home     *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -94,8 +97,16 @@ func newMetrics() *metrics {
 			Name: "vrambot_slack_channel_queue_full_total",
 			Help: "Posts refused because their channel's queue was full.",
 		}),
+		hub: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vrambot_slack_hub_lookups_total",
+			Help: "Hub lookups ahead of an answer, by outcome (looked_up, refused: queue full, timed_out: no slot in time).",
+		}, []string{"outcome"}),
+		home: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vrambot_slack_home_views_total",
+			Help: "Home tab opens, by outcome (published, fresh: published for that user within a minute, coalesced: already waiting, dropped: queue full or shutting down, failed).",
+		}, []string{"outcome"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.ooms, m.apiErrs, m.retries, m.failed, m.refusals, m.drops, m.dedupe, m.votes, m.overflow,
+	m.reg.MustRegister(m.requests, m.latency, m.ooms, m.apiErrs, m.retries, m.failed, m.refusals, m.drops, m.dedupe, m.votes, m.overflow, m.hub, m.home,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -118,6 +129,10 @@ func (m *metrics) dropped(kind string) { m.drops.WithLabelValues(kind).Inc() }
 func (m *metrics) dedupeError(kind string) { m.dedupe.WithLabelValues(kind).Inc() }
 
 func (m *metrics) queueFull() { m.overflow.Inc() }
+
+func (m *metrics) hubLookup(outcome string) { m.hub.WithLabelValues(outcome).Inc() }
+
+func (m *metrics) homeView(outcome string) { m.home.WithLabelValues(outcome).Inc() }
 
 // feedbackVote counts a vote; kind and vote come from closed sets.
 func (m *metrics) feedbackVote(kind, vote string) { m.votes.WithLabelValues(kind, vote).Inc() }

@@ -384,20 +384,6 @@ func causeText(c string) string {
 	return "cause " + c
 }
 
-func modelSuffix(m string) string {
-	if m == "" {
-		return ""
-	}
-	return " (" + m + ")"
-}
-
-func ownerSuffix(o string) string {
-	if o == "" {
-		return ", owner unknown"
-	}
-	return ", " + o
-}
-
 func joinNonEmpty(sep string, parts ...string) string {
 	var keep []string
 	for _, p := range parts {

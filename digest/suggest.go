@@ -126,24 +126,6 @@ func moneySuggestions(d Digest, mentioned map[string]bool) []string {
 	return out
 }
 
-// jobOf is the job an owner ("namespace/pod") belongs to.
-func jobOf(d Digest, owner string) string {
-	for _, j := range d.Jobs {
-		if j.Name == owner || (j.Namespace != "" && j.Namespace+"/"+j.Pod == owner) || contains(prefixed(j.Namespace, j.Pods), owner) {
-			return j.Name
-		}
-	}
-	return owner
-}
-
-func prefixed(ns string, pods []string) []string {
-	out := make([]string, len(pods))
-	for i, p := range pods {
-		out[i] = ns + "/" + p
-	}
-	return out
-}
-
 func threadRef(o MatchedOOM) string {
 	if o.Permalink != "" {
 		return "its thread (" + o.Permalink + ")"

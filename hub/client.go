@@ -10,6 +10,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/vrambot/vrambot/advisor/hfconfig"
+	"github.com/vrambot/vrambot/internal/jsonlimit"
 	"github.com/vrambot/vrambot/internal/redact"
 )
 
@@ -146,12 +148,27 @@ func (c *Client) Config(ctx context.Context, repo string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil {
+	// An object with balanced brackets, checked without decoding it (the
+	// reader bounds and decodes it): config.json files may hold NaN and
+	// Infinity, which encoding/json refuses.
+	if err := jsonObject(ctx, body); err != nil {
 		return nil, &Error{Reason: ReasonNotJSON, Repo: repo, Status: http.StatusOK, Err: err,
 			Message: fmt.Sprintf("the config.json of %s on the Hub is not a JSON object (is HF_ENDPOINT a Hugging Face Hub?)", repo)}
 	}
 	return body, nil
+}
+
+// errNotObject: the text does not start with '{'.
+var errNotObject = errors.New("not a JSON object")
+
+// jsonObject reports whether body reads as one JSON object: it starts with
+// '{' and its brackets balance (internal/jsonlimit's scan, no allocation).
+func jsonObject(ctx context.Context, body []byte) error {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return errNotObject
+	}
+	return jsonlimit.Check(ctx, trimmed, jsonlimit.Limits{Depth: jsonlimit.MaxDepth})
 }
 
 // Safetensors is the safetensors field of the Hub's model info: element
@@ -422,8 +439,9 @@ func (c *Client) statusError(repo, what string, resp *http.Response) error {
 	case st == http.StatusTooManyRequests:
 		e.Reason = ReasonRateLimited
 		e.Message = "the Hub is rate-limiting these requests (HTTP 429)"
-		if s := resp.Header.Get("Retry-After"); s != "" && len(s) <= 6 && strings.Trim(s, "0123456789") == "" {
-			e.Message += "; retry in " + s + " s"
+		e.RetryAfter = retryAfter(resp.Header)
+		if e.RetryAfter > 0 {
+			e.Message += fmt.Sprintf("; retry in %d s", int(e.RetryAfter/time.Second))
 		}
 		if c.token == "" {
 			e.Message += "; an HF_TOKEN raises the limit"
@@ -431,6 +449,34 @@ func (c *Client) statusError(repo, what string, resp *http.Response) error {
 	default:
 		e.Reason = ReasonServer
 		e.Message = fmt.Sprintf("the Hub answered HTTP %d for %s", st, repo)
+		e.RetryAfter = retryAfter(resp.Header)
 	}
 	return e
+}
+
+// maxRetryAfter bounds what the Hub may ask a wait to be: its windows are
+// 5 minutes long (docs/hub-api.md §5).
+const maxRetryAfter = RateWindow
+
+// retryAfter reads when to ask again: Retry-After in seconds, else the
+// t= (seconds to reset) of the RateLimit header, as huggingface_hub's
+// parse_ratelimit_headers reads it (docs/hub-api.md §5); 0 when neither
+// says. A date or a value past the window is ignored or capped.
+func retryAfter(h http.Header) time.Duration {
+	secs := func(v string) time.Duration {
+		if v == "" || len(v) > 6 || strings.Trim(v, "0123456789") != "" {
+			return 0
+		}
+		n, _ := strconv.Atoi(v)
+		return min(time.Duration(n)*time.Second, maxRetryAfter)
+	}
+	if d := secs(strings.TrimSpace(h.Get("Retry-After"))); d > 0 {
+		return d
+	}
+	for _, part := range strings.Split(h.Get("RateLimit"), ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
+			return secs(v)
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"errors"
+	"time"
 
 	"github.com/vrambot/vrambot/internal/errs"
 )
@@ -57,7 +58,10 @@ type Error struct {
 	Repo    string // the repo id, or the searched name
 	Status  int    // HTTP status, 0 when there was no answer
 	Message string
-	Err     error
+	// RetryAfter is when the Hub said to ask again (Retry-After, or the
+	// RateLimit header's t=), 0 when it did not say.
+	RetryAfter time.Duration
+	Err        error
 }
 
 func (e *Error) Error() string {

@@ -23,6 +23,7 @@ type Memory struct {
 	values    map[string]memoryValue
 	logs      map[string][][]byte
 	locks     map[string]memoryValue // value = the holder's token
+	counters  map[string]memoryCounter
 	now       func() time.Time
 	lastSweep time.Time
 }
@@ -30,6 +31,11 @@ type Memory struct {
 // sweepInterval bounds how often a write scans for expired keys: the scan
 // is linear in the number of keys, so it is amortised over many writes.
 const sweepInterval = time.Minute
+
+type memoryCounter struct {
+	n       int64
+	expires time.Time
+}
 
 type memoryValue struct {
 	data    []byte
@@ -52,10 +58,11 @@ func WithClock(now func() time.Time) MemoryOption { return func(m *Memory) { m.n
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts ...MemoryOption) *Memory {
 	m := &Memory{
-		values: make(map[string]memoryValue),
-		logs:   make(map[string][][]byte),
-		locks:  make(map[string]memoryValue),
-		now:    time.Now,
+		values:   make(map[string]memoryValue),
+		logs:     make(map[string][][]byte),
+		locks:    make(map[string]memoryValue),
+		counters: make(map[string]memoryCounter),
+		now:      time.Now,
 	}
 	for _, o := range opts {
 		o(m)
@@ -78,6 +85,11 @@ func (m *Memory) sweepLocked(now time.Time) {
 	for k, v := range m.locks {
 		if v.expired(now) {
 			delete(m.locks, k)
+		}
+	}
+	for k, c := range m.counters {
+		if !now.Before(c.expires) {
+			delete(m.counters, k)
 		}
 	}
 }
@@ -208,6 +220,27 @@ func (m *Memory) Lock(ctx context.Context, name string, ttl time.Duration) (func
 		return nil
 	}
 	return unlock, true, nil
+}
+
+// Incr counts key in a window that its first Incr opens; see Store.Incr.
+func (m *Memory) Incr(ctx context.Context, key string, window time.Duration) (int64, time.Duration, error) {
+	if window <= 0 {
+		return 0, 0, fmt.Errorf("store incr %q: %w", key, errWindow)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, fmt.Errorf("store incr %q: %w", key, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	m.sweepLocked(now)
+	c, ok := m.counters[key]
+	if !ok || !now.Before(c.expires) {
+		c = memoryCounter{expires: now.Add(window)}
+	}
+	c.n++
+	m.counters[key] = c
+	return c.n, c.expires.Sub(now), nil
 }
 
 // Ping always succeeds unless ctx is done: memory is always reachable.

@@ -21,8 +21,8 @@ import (
 const DefaultPrefix = "vrambot:"
 
 // Redis is the Store on a Redis server (go-redis v9). Values live at
-// prefix+key, logs (lists) at prefix+"log:"+name and locks at
-// prefix+"lock:"+name.
+// prefix+key, logs (lists) at prefix+"log:"+name, locks at
+// prefix+"lock:"+name and counters at prefix+"count:"+key.
 type Redis struct {
 	client   *redis.Client
 	prefix   string
@@ -238,6 +238,33 @@ func (r *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 		return nil
 	}
 	return unlock, true, nil
+}
+
+// incrScript counts in a fixed window in one round trip: INCR, and the
+// window's expiry set by the INCR that created the key (or repaired if a
+// key somehow lost it), then the time left.
+var incrScript = redis.NewScript(`local n = redis.call("INCR", KEYS[1])
+local left = redis.call("PTTL", KEYS[1])
+if left < 0 then
+  redis.call("PEXPIRE", KEYS[1], ARGV[1])
+  left = tonumber(ARGV[1])
+end
+return {n, left}`)
+
+// Incr counts key in a window that its first Incr opens (INCR + PEXPIRE,
+// atomic in a Lua script, so replicas share one count).
+func (r *Redis) Incr(ctx context.Context, key string, window time.Duration) (int64, time.Duration, error) {
+	if window <= 0 {
+		return 0, 0, fmt.Errorf("store incr %q: %w", key, errWindow)
+	}
+	res, err := incrScript.Run(ctx, r.client, []string{r.prefix + "count:" + key}, window.Milliseconds()).Int64Slice()
+	if err != nil {
+		return 0, 0, r.wrap("incr", key, err)
+	}
+	if len(res) != 2 {
+		return 0, 0, fmt.Errorf("store redis incr %q: unexpected reply %v", key, res)
+	}
+	return res[0], time.Duration(res[1]) * time.Millisecond, nil
 }
 
 // Ping reports whether Redis answers.

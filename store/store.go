@@ -1,6 +1,7 @@
 // Package store is the small persistence interface vrambot needs (cache with
-// TTL, set-if-absent, an append-only event log, a lock) with a Redis and an
-// in-memory implementation that pass one conformance suite.
+// TTL, set-if-absent, an append-only event log, a lock, a counter over a
+// fixed window) with a Redis and an in-memory implementation that pass one
+// conformance suite.
 package store
 
 import (
@@ -11,6 +12,10 @@ import (
 
 // ErrNotFound is returned by Get for a missing or expired key.
 var ErrNotFound = errors.New("store: key not found")
+
+// errWindow is returned by Incr for a non-positive window: a counter that
+// never expires would count forever.
+var errWindow = errors.New("store: counter window must be positive")
 
 // Store is implemented by Redis and Memory. Keys are logical names; the Redis
 // implementation prefixes them with "vrambot:".
@@ -30,6 +35,12 @@ type Store interface {
 	// Lock takes the named lock for ttl. ok is false when someone else holds it.
 	// unlock releases it only if still held by this caller.
 	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(context.Context) error, ok bool, err error)
+	// Incr adds one to the counter key and returns its new count and the
+	// time left in its window. The first Incr of a key opens a window of
+	// length window; when it ends the counter is gone and the next Incr
+	// counts 1 again (fixed windows, as INCR and PEXPIRE do it). Counters
+	// live apart from Get/Set values. window must be positive.
+	Incr(ctx context.Context, key string, window time.Duration) (n int64, left time.Duration, err error)
 	// Ping reports whether the backing service is reachable.
 	Ping(ctx context.Context) error
 	Close() error

@@ -6,6 +6,7 @@
 package hfconfig
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,11 +14,6 @@ import (
 	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/internal/errs"
 )
-
-// MaxConfigBytes bounds a config.json: most are a few KiB, multimodal ones
-// with long rope tables tens of KiB, and the largest real one seen (a
-// quantised MiniMax-M3 listing every module it leaves out) 3 MiB.
-const MaxConfigBytes = 8 << 20
 
 // maxParams is 100 trillion parameters, ~50× the largest published model.
 const maxParams = 1e14
@@ -30,10 +26,21 @@ const maxLayers = 1 << 14
 // (a Hugging Face repo id such as "Qwen/Qwen3-8B", or a file name for a local
 // config). notes are what was read and the assumptions made while reading it,
 // for the reply. A config that cannot be read is an errs.Invalid error
-// naming the key that is missing or wrong.
+// naming the key that is missing or wrong. Text past the bounds of limits.go
+// is refused before it is decoded.
 func Read(data []byte, repoID string) (m arch.Model, notes []string, err error) {
-	if len(data) > MaxConfigBytes {
-		return arch.Model{}, nil, errs.New(errs.Invalid, "config.json is %d bytes, more than any real one (at most %d)", len(data), MaxConfigBytes)
+	return ReadContext(context.Background(), data, repoID)
+}
+
+// ReadContext is Read, giving up when ctx ends: the bounds check looks at
+// ctx as it scans, and nothing is decoded after ctx has ended. The decode
+// itself is bounded by the limits (tens of milliseconds for the largest).
+func ReadContext(ctx context.Context, data []byte, repoID string) (m arch.Model, notes []string, err error) {
+	if err := checkBounds(ctx, data); err != nil {
+		return arch.Model{}, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return arch.Model{}, nil, errs.Wrap(errs.Unavailable, err, "reading config.json was given up")
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(nonFiniteToNull(data), &raw); err != nil {

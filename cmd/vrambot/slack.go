@@ -58,6 +58,16 @@ func (d slackDeps) HubLookup(ctx context.Context, text string) (string, bool) {
 	return query.HubLookup(ctx, text, d.resolver)
 }
 
+// PrefetchModel looks a query's model up on the Hub for user, ahead of the
+// answer and outside its compute slot (bot.HubPrefetcher); the lookup
+// counts against user's Hub budget.
+func (d slackDeps) PrefetchModel(ctx context.Context, user, ref string) func(context.Context) context.Context {
+	if d.resolver == nil {
+		return func(ctx context.Context) context.Context { return ctx }
+	}
+	return d.resolver.Prefetch(models.WithAsker(ctx, user), ref).Attach
+}
+
 // OOMsByCause counts the OOMs of the digest's event log (bot.OOMCounter).
 func (d slackDeps) OOMsByCause(ctx context.Context, since time.Time) (map[string]int, error) {
 	evs, err := d.events.Since(ctx, since)

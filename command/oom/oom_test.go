@@ -53,7 +53,7 @@ var pasteFiles = []string{"leak", "vllm-startup", "llamacpp-12gb", "nccl", "oom-
 	"trl-peft-lora", "deepspeed-init", "vllm-kv-instruct", "llamacpp-70b-q4", "rocm-lm-head", "mps-training", "trtllm-executor",
 	"numba-cumemalloc", "vllm-cumem"}
 
-func readPaste(t *testing.T, name string) string {
+func pasteFixture(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "pastes", name+".txt"))
 	if err != nil {
@@ -67,7 +67,7 @@ func readPaste(t *testing.T, name string) string {
 func TestOOMPasteGolden(t *testing.T) {
 	for _, name := range pasteFiles {
 		t.Run(name, func(t *testing.T) {
-			a := Diagnose(context.Background(), readPaste(t, name), &fakeOffers{})
+			a := Diagnose(context.Background(), pasteFixture(t, name), &fakeOffers{})
 			r := a.Reply
 			golden.Check(t, name+".txt", []byte(reply.Text(r)))
 			js, err := json.MarshalIndent(a.Result, "", "  ")
@@ -279,7 +279,7 @@ func TestOOMPasteAdvice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.paste, func(t *testing.T) {
-			res := Diagnose(context.Background(), readPaste(t, tt.paste), &fakeOffers{}).Result
+			res := Diagnose(context.Background(), pasteFixture(t, tt.paste), &fakeOffers{}).Result
 			if len(res.Diagnosis.Causes) == 0 || res.Diagnosis.Causes[0].ID != tt.firstCause {
 				t.Fatalf("causes %+v, want %s first", res.Diagnosis.Causes, tt.firstCause)
 			}
@@ -323,7 +323,7 @@ func TestOOMIssue23(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.paste, func(t *testing.T) {
-			a := Diagnose(context.Background(), readPaste(t, tt.paste), &fakeOffers{})
+			a := Diagnose(context.Background(), pasteFixture(t, tt.paste), &fakeOffers{})
 			res, text := a.Result, reply.Text(a.Reply)
 			j := res.Job
 			if j == nil {

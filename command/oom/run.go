@@ -2,12 +2,11 @@ package oom
 
 import (
 	"context"
+	"errors"
 	"flag"
-	"fmt"
-	"io"
-	"os"
 
 	"github.com/vrambot/vrambot/internal/cli"
+	"github.com/vrambot/vrambot/internal/readfile"
 )
 
 // maxPasteBytes caps what `vrambot oom` reads; the parser keeps the head and
@@ -32,18 +31,9 @@ func Run(ctx context.Context, e cli.Env, args []string, open func() (Deps, error
 	if len(files) > 1 {
 		return cli.Usagef("give one file, or pipe the paste on stdin", "oom: %d files given", len(files))
 	}
-	in := e.Stdin
-	if len(files) == 1 && files[0] != "-" {
-		f, err := os.Open(files[0])
-		if err != nil {
-			return cli.Usagef("give a readable file, or pipe the paste on stdin", "oom: %v", err)
-		}
-		defer f.Close()
-		in = f
-	}
-	text, err := io.ReadAll(io.LimitReader(in, maxPasteBytes))
+	text, err := readPaste(ctx, e, files)
 	if err != nil {
-		return fmt.Errorf("oom: reading the paste: %w", err)
+		return err
 	}
 	deps, err := open()
 	if err != nil {
@@ -51,4 +41,22 @@ func Run(ctx context.Context, e cli.Env, args []string, open func() (Deps, error
 	}
 	a := Diagnose(ctx, string(text), deps.Offers)
 	return cli.Print(e, a.Reply, a.Result, *asJSON)
+}
+
+// readPaste reads the paste from the file named, or stdin: a regular file
+// only, the first maxPasteBytes (the parser keeps the head and tail of
+// longer pastes anyway), given up on SIGTERM or SIGINT whatever the read
+// waits on (internal/readfile).
+func readPaste(ctx context.Context, e cli.Env, files []string) ([]byte, error) {
+	var text []byte
+	var err error
+	if len(files) == 1 && files[0] != "-" {
+		text, err = readfile.File(ctx, files[0], maxPasteBytes)
+	} else {
+		text, err = readfile.Read(ctx, e.Stdin, maxPasteBytes)
+	}
+	if errors.Is(err, readfile.ErrTooLarge) {
+		err = nil
+	}
+	return text, cli.InputError("oom", "give a readable file, or pipe the paste on stdin", err)
 }

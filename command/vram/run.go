@@ -2,13 +2,13 @@ package vram
 
 import (
 	"context"
+	"errors"
 	"flag"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/vrambot/vrambot/advisor/hfconfig"
 	"github.com/vrambot/vrambot/internal/cli"
+	"github.com/vrambot/vrambot/internal/readfile"
 	"github.com/vrambot/vrambot/models"
 )
 
@@ -31,7 +31,7 @@ func Run(ctx context.Context, e cli.Env, args []string, open func() (Deps, error
 	}
 	var config []byte
 	if *configPath != "" {
-		if config, err = readConfig(e, *configPath); err != nil {
+		if config, err = readConfig(ctx, e, *configPath); err != nil {
 			return err
 		}
 	}
@@ -52,26 +52,22 @@ func Run(ctx context.Context, e cli.Env, args []string, open func() (Deps, error
 	return cli.Print(e, a.Reply, a.Result, *asJSON)
 }
 
-// readConfig reads the --config file (or stdin for "-"), refusing one
-// larger than any real config.json before reading it all.
-func readConfig(e cli.Env, path string) ([]byte, error) {
-	in := e.Stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, cli.Usagef("give the path of a config.json", "vram: --config: %v", err)
-		}
-		defer f.Close()
-		in = f
+// readConfig reads the --config file (or stdin for "-"): a regular file
+// only (a FIFO, a device or a directory is refused before it is opened),
+// refused past the largest real config.json, and given up on SIGTERM or
+// SIGINT whatever the read waits on (internal/readfile).
+func readConfig(ctx context.Context, e cli.Env, path string) ([]byte, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = readfile.Read(ctx, e.Stdin, hfconfig.MaxConfigBytes)
+	} else {
+		data, err = readfile.File(ctx, path, hfconfig.MaxConfigBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(in, hfconfig.MaxConfigBytes+1))
-	if err != nil {
-		return nil, cli.Usagef("give the path of a config.json", "vram: --config: %v", err)
-	}
-	if len(data) > hfconfig.MaxConfigBytes {
+	if errors.Is(err, readfile.ErrTooLarge) {
 		return nil, cli.Usagef("give the model's config.json, not its weights", "vram: --config: %s is larger than %d KiB, more than any config.json", path, hfconfig.MaxConfigBytes>>10)
 	}
-	return data, nil
+	return data, cli.InputError("vram: --config", "give the path of a config.json (or - for stdin)", err)
 }
 
 // splitQueryFlags separates vram's own flags from the query: a query may

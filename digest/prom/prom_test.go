@@ -34,7 +34,8 @@ func TestNewRejects(t *testing.T) {
 
 // TestFleetFromTheAPI reads the cluster day through the HTTP API (a fake
 // Prometheus answering the simulated queries) and gets what the simulation
-// gives, and sends the seven range queries of the digest.
+// gives, and sends the count of the fleet and the seven range queries of
+// the digest.
 func TestFleetFromTheAPI(t *testing.T) {
 	day := dt.ClusterDay()
 	var mu sync.Mutex
@@ -70,6 +71,7 @@ func TestFleetFromTheAPI(t *testing.T) {
 		"avg_over_time(DCGM_FI_DEV_FB_USED[4m59s999ms])",
 		"avg_over_time(DCGM_FI_DEV_GPU_UTIL[4m59s999ms])",
 		"avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[4m59s999ms])",
+		"count(max_over_time(DCGM_FI_DEV_FB_USED[1d]))", // the fleet's size, for the step
 		"max_over_time(DCGM_FI_DEV_FB_USED[4m59s999ms])",
 		"min_over_time(DCGM_FI_DEV_FB_USED[4m59s999ms])",
 	}

@@ -65,6 +65,16 @@ const (
 	// previousLookBack bounds the search for the last scheduled time: the
 	// longest gap of a weekly schedule is seven days.
 	previousLookBack = 8 * 24 * time.Hour
+	// retryFor bounds retrying a run that failed (the store did not
+	// answer, Slack refused the post) and writing the "sent" marker of a
+	// digest that was posted: a Redis restart takes seconds, and a period
+	// not posted, or posted but not marked (so that a replica's catch-up
+	// posts it again), is worse than a late one.
+	retryFor = 5 * time.Minute
+	// retryFirst and retryMax are the first and the longest wait between
+	// tries.
+	retryFirst = time.Second
+	retryMax   = 15 * time.Second
 )
 
 // Sources are what a digest is composed from (see digest.Inputs); nil
@@ -217,8 +227,38 @@ func (s *Scheduler) run(ctx context.Context, d *scheduled) {
 	if !ok {
 		return
 	}
-	if _, err := s.fire(ctx, d, period); err != nil {
+	err := retry(ctx, func() (bool, error) {
+		posted, err := s.fire(ctx, d, period)
+		if err != nil && !posted {
+			s.log.Warn("digest run failed; trying again", "digest", d.name, "period", PeriodKey(period), "err", err)
+			return false, err
+		}
+		return true, err // posted (a marker not written is fire's to retry)
+	})
+	if err != nil {
 		s.log.Error("digest run failed", "digest", d.name, "period", PeriodKey(period), "err", err)
+	}
+}
+
+// retry calls try until it reports done, ctx ends or retryFor has passed,
+// waiting retryFirst, then twice as long each time up to retryMax. It
+// returns try's last error.
+func retry(ctx context.Context, try func() (done bool, err error)) error {
+	deadline := time.Now().Add(retryFor)
+	wait := retryFirst
+	for {
+		done, err := try()
+		if done || err == nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, retryMax)
 	}
 }
 
@@ -347,7 +387,13 @@ func (s *Scheduler) fire(ctx context.Context, d *scheduled, period time.Time) (p
 	if err != nil {
 		return false, err
 	}
-	if err := s.cfg.Store.Set(ctx, d.sentKey(period), []byte(ts), sentTTL); err != nil {
+	if err := retry(ctx, func() (bool, error) {
+		err := s.cfg.Store.Set(ctx, d.sentKey(period), []byte(ts), sentTTL)
+		if err != nil {
+			log.Warn("digest posted but not marked sent yet; trying again", "err", err)
+		}
+		return err == nil, err
+	}); err != nil {
 		return true, fmt.Errorf("digest %s %s: posted as %q but not marked sent: %w", d.name, PeriodKey(period), ts, err)
 	}
 	log.Info("digest posted", "channel", s.cfg.Channel, "ts", ts)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vrambot/vrambot/digest"
 	dt "github.com/vrambot/vrambot/digest/digesttest"
+	"github.com/vrambot/vrambot/digest/fleet"
 	"github.com/vrambot/vrambot/internal/errs"
 	"github.com/vrambot/vrambot/internal/testutil"
 	"github.com/vrambot/vrambot/reply"
@@ -446,4 +447,112 @@ func TestInLocation(t *testing.T) {
 	if want := time.Date(2024, 1, 8, 9, 0, 0, 0, berlin); !next.Equal(want) {
 		t.Errorf("next run %s, want %s", next, want)
 	}
+}
+
+// gatedMetrics is the cluster day behind a gate: Fleet says it started,
+// then waits until the gate opens.
+type gatedMetrics struct {
+	started chan struct{}
+	gate    chan struct{}
+	once    sync.Once
+}
+
+func (m *gatedMetrics) Fleet(ctx context.Context, w fleet.Window, th fleet.Thresholds) (fleet.Fleet, error) {
+	m.once.Do(func() { close(m.started) })
+	select {
+	case <-m.gate:
+	case <-ctx.Done():
+		return fleet.Fleet{}, ctx.Err()
+	}
+	return dt.Sim{Days: []dt.Day{dt.ClusterDay()}}.Fleet(ctx, w, th)
+}
+
+// restartingPoster restarts Redis as the digest is posted.
+type restartingPoster struct {
+	*fakePoster
+	restart func()
+}
+
+func (p restartingPoster) PostReplyWithFile(ctx context.Context, channel string, r reply.Reply, filename, title string, data []byte) (string, error) {
+	p.restart()
+	return p.fakePoster.PostReplyWithFile(ctx, channel, r, filename, title, data)
+}
+
+func (p restartingPoster) PostReply(ctx context.Context, channel, threadTS string, r reply.Reply) (string, error) {
+	p.restart()
+	return p.fakePoster.PostReply(ctx, channel, threadTS, r)
+}
+
+// directTo is a store on the same keys as st, not through its proxy.
+func directTo(t *testing.T, st *store.Redis) *store.Redis {
+	direct, err := store.NewRedis(storetest.RedisURL(), store.WithPrefix(st.Prefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close() })
+	return direct
+}
+
+// TestRedisRestartsMidDigest restarts Redis (it stops answering for a few
+// seconds, and, without persistence, forgets every key) while a replica
+// composes and posts the digest, and while a digest is due (issue 26):
+// each period is posted once, marked sent once Redis is back, and a
+// replica's catch-up afterwards posts nothing.
+func TestRedisRestartsMidDigest(t *testing.T) {
+	now := time.Date(2024, 1, 9, 9, 0, 30, 0, time.UTC)
+	period := time.Date(2024, 1, 9, 9, 0, 0, 0, time.UTC)
+	newReplica := func(st Store, m digest.Metrics, poster Poster, seen *fakePoster) *Scheduler {
+		s, err := New(Config{Channel: "C0DIGEST", Store: st, Poster: poster, Now: fixedNow(now), Logger: quiet,
+			Posted:  seen.posted,
+			Sources: Sources{Metrics: m, Events: digest.NewEventLog(st.(store.Store))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	restart := func(p *storetest.Proxy, direct *store.Redis) {
+		p.Restart(4 * time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := direct.Purge(ctx); err != nil { // no persistence: every key is gone
+			t.Errorf("purge: %v", err)
+		}
+	}
+	t.Run("while a replica posts", func(t *testing.T) {
+		st, p := storetest.NewPausableRedis(t)
+		direct := directTo(t, st)
+		poster := &fakePoster{}
+		m := &gatedMetrics{started: make(chan struct{}), gate: make(chan struct{})}
+		// Redis restarts as the digest is composed (its lock is lost) and
+		// is still down when the digest has been posted and is marked sent.
+		a := newReplica(st, m, restartingPoster{fakePoster: poster, restart: sync.OnceFunc(func() { restart(p, direct) })}, poster)
+		done := make(chan error, 1)
+		go func() { _, err := a.Fire(context.Background(), Daily, period); done <- err }()
+		<-m.started
+		close(m.gate)
+		if err := <-done; err != nil {
+			t.Fatalf("Fire across the restart: %v", err)
+		}
+		b := newReplica(st, dt.Sim{Days: []dt.Day{dt.ClusterDay()}}, poster, poster)
+		if n, err := b.CatchUp(context.Background()); err != nil || n != 0 {
+			t.Errorf("catch-up after the restart posted %d (%v), want 0", n, err)
+		}
+		if got := poster.mainPosts(); len(got) != 1 || got["24h "+period.Format(time.RFC3339)] != 1 {
+			t.Errorf("main posts = %v, want exactly one", got)
+		}
+	})
+	t.Run("when the digest is due", func(t *testing.T) {
+		st, p := storetest.NewPausableRedis(t)
+		direct := directTo(t, st)
+		poster := &fakePoster{}
+		a := newReplica(st, dt.Sim{Days: []dt.Day{dt.ClusterDay()}}, poster, poster)
+		restart(p, direct)
+		a.run(context.Background(), a.digests[0]) // the cron firing while Redis is down
+		if got := poster.mainPosts(); len(got) != 1 || got["24h "+period.Format(time.RFC3339)] != 1 {
+			t.Errorf("main posts = %v, want the period posted once Redis was back", got)
+		}
+		if sent, err := a.sent(context.Background(), a.digests[0], period); err != nil || !sent {
+			t.Errorf("sent marker: %v, %v", sent, err)
+		}
+	})
 }

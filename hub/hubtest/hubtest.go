@@ -4,8 +4,10 @@
 // failures (RepoNotFound as 401 without a token, GatedRepo as 401 or 403,
 // EntryNotFound, invalid credentials), relative redirects for renamed
 // repos, /api/models/{repo} with the safetensors field, and the search
-// listing. Tests add models, override single paths to inject faults, and
-// read back every request the fake saw (with its Authorization header).
+// listing. Tests add models, override single paths to inject faults, turn
+// hostile (huge configs, slow, 5xx or 429 answers for whole namespaces or
+// for every search), and read back every request the fake saw (with its
+// Authorization header) or how many of each kind.
 package hubtest
 
 import (
@@ -14,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,12 +73,122 @@ type Server struct {
 	overrides map[string]http.HandlerFunc
 	requests  []Request
 	delay     time.Duration
+	// faults by lower-case repo-id prefix; searchFault for every search.
+	faults      map[string]Fault
+	searchFault *Fault
+}
+
+// Fault is a hostile answer (FailRepos, FailSearch): wait Delay (or until
+// the client gives up), then answer Status with Retry-After when set; a
+// zero Status answers as the fake would have after the wait.
+type Fault struct {
+	Status     int
+	Delay      time.Duration
+	RetryAfter int // seconds
+}
+
+// FailRepos answers every config.json and model-info request of a repo
+// whose id starts with prefix (ignoring case) with f.
+func (s *Server) FailRepos(prefix string, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[strings.ToLower(prefix)] = f
+}
+
+// FailSearch answers every search with f.
+func (s *Server) FailSearch(f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.searchFault = &f
+}
+
+// Counts is how many requests of each endpoint the fake received.
+type Counts struct{ Configs, Infos, Searches, Other int }
+
+// Total is every request.
+func (c Counts) Total() int { return c.Configs + c.Infos + c.Searches + c.Other }
+
+// Counts returns how many requests of each endpoint the fake received.
+func (s *Server) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var c Counts
+	for _, r := range s.requests {
+		switch endpointOf(r.Path) {
+		case endpointConfig:
+			c.Configs++
+		case endpointInfo:
+			c.Infos++
+		case endpointSearch:
+			c.Searches++
+		default:
+			c.Other++
+		}
+	}
+	return c
+}
+
+// HugeConfig is Qwen3Config with a "padding" key of empty arrays, in lists
+// of a thousand, making the file about size bytes: valid JSON, a valid
+// config, and the hostile shape of issue 26 (an 8 MiB file of 2.7 million
+// empty arrays).
+func HugeConfig(size int) []byte {
+	head := strings.TrimSuffix(Qwen3Config, "}") + `, "padding": [`
+	list := "[" + strings.Repeat("[],", 999) + "[]]"
+	n := max((size-len(head)-3)/(len(list)+1), 1)
+	return []byte(head + strings.Repeat(list+",", n-1) + list + "]}")
+}
+
+type endpoint int
+
+const (
+	endpointOther endpoint = iota
+	endpointConfig
+	endpointInfo
+	endpointSearch
+)
+
+// endpointOf classifies a request path, and names its repo.
+func endpointOf(path string) endpoint {
+	switch {
+	case path == "/api/models":
+		return endpointSearch
+	case strings.HasPrefix(path, "/api/models/"):
+		return endpointInfo
+	case strings.HasSuffix(path, "/resolve/main/config.json"):
+		return endpointConfig
+	}
+	return endpointOther
+}
+
+// repoOf is the repo id in a config.json or model-info path.
+func repoOf(path string) string {
+	if r, ok := strings.CutPrefix(path, "/api/models/"); ok {
+		return r
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(path, "/"), "/resolve/main/config.json")
+}
+
+// faultFor is the fault that applies to a request, if any.
+func (s *Server) faultFor(path string) *Fault {
+	switch endpointOf(path) {
+	case endpointSearch:
+		return s.searchFault
+	case endpointConfig, endpointInfo:
+		repo := strings.ToLower(repoOf(path))
+		for prefix, f := range s.faults {
+			if strings.HasPrefix(repo, prefix) {
+				return &f
+			}
+		}
+	}
+	return nil
 }
 
 // New starts a fake Hub, closed when the test ends.
 func New(tb testing.TB) *Server {
 	tb.Helper()
-	s := &Server{models: map[string]Model{}, renamed: map[string]string{}, overrides: map[string]http.HandlerFunc{}}
+	s := &Server{models: map[string]Model{}, renamed: map[string]string{}, overrides: map[string]http.HandlerFunc{}, faults: map[string]Fault{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	tb.Cleanup(s.Close)
 	return s
@@ -128,13 +241,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Authorization: r.Header.Get("Authorization"), At: time.Now()})
 	override := s.overrides[r.URL.Path]
 	delay := s.delay
+	fault := s.faultFor(r.URL.Path)
 	s.mu.Unlock()
+	if fault != nil {
+		delay += fault.Delay
+	}
 	if delay > 0 {
+		t := time.NewTimer(delay)
 		select {
-		case <-time.After(delay):
+		case <-t.C:
 		case <-r.Context().Done():
+			t.Stop()
 			return
 		}
+	}
+	if fault != nil && fault.Status != 0 {
+		if fault.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(fault.RetryAfter))
+		}
+		hubError(w, fault.Status, "", http.StatusText(fault.Status))
+		return
 	}
 	if override != nil {
 		override(w, r)
@@ -146,13 +272,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	authed := auth != ""
-	switch {
-	case r.URL.Path == "/api/models":
+	switch endpointOf(r.URL.Path) {
+	case endpointSearch:
 		s.search(w, r.URL.Query().Get("search"), authed)
-	case strings.HasPrefix(r.URL.Path, "/api/models/"):
-		s.info(w, strings.TrimPrefix(r.URL.Path, "/api/models/"), authed)
-	case strings.HasSuffix(r.URL.Path, "/resolve/main/config.json"):
-		s.config(w, r, strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), "/resolve/main/config.json"), authed)
+	case endpointInfo:
+		s.info(w, repoOf(r.URL.Path), authed)
+	case endpointConfig:
+		s.config(w, r, repoOf(r.URL.Path), authed)
 	default:
 		http.NotFound(w, r)
 	}

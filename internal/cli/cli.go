@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -106,4 +107,17 @@ func Print(e Env, r reply.Reply, result any, asJSON bool) error {
 	}
 	_, err := io.WriteString(e.Stdout, reply.Text(r))
 	return err
+}
+
+// InputError is what the CLI says when a file or stdin named on its
+// command line could not be read: the user's to fix (exit 2), or, when a
+// signal ended the wait, a runtime failure (exit 1). nil for nil.
+func InputError(what, hint string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: interrupted before the input was read", what)
+	}
+	return Usagef(hint, "%s: %v", what, err)
 }

@@ -36,6 +36,8 @@ type Proxy struct {
 	trigger [][]byte
 	conns   []net.Conn
 	wg      sync.WaitGroup
+	// downUntil: connections are refused until then (Restart).
+	downUntil time.Time
 }
 
 // NewProxy listens on a loopback port and forwards to target (host:port)
@@ -77,6 +79,20 @@ func (p *Proxy) PauseBefore(markers ...string) {
 	}
 }
 
+// Restart is Redis restarting: every open connection is cut now, and new
+// ones are cut as soon as they are made, until down has passed. Combine it
+// with a purge of the keys for a Redis that restarts without persistence.
+func (p *Proxy) Restart(down time.Duration) {
+	p.mu.Lock()
+	p.downUntil = time.Now().Add(down)
+	conns := p.conns
+	p.conns = nil
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
 // Resume delivers what was held and forwards again.
 func (p *Proxy) Resume() {
 	p.mu.Lock()
@@ -90,6 +106,13 @@ func (p *Proxy) accept() {
 		client, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		p.mu.Lock()
+		down := time.Now().Before(p.downUntil)
+		p.mu.Unlock()
+		if down {
+			client.Close()
+			continue
 		}
 		server, err := net.DialTimeout("tcp", p.target, 2*time.Second)
 		if err != nil {

@@ -44,6 +44,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UnlockOnlyOwn", testUnlockOnlyOwn},
 		{"LockRace", testLockRace},
 		{"LockRejectsZeroTTL", testLockRejectsZeroTTL},
+		{"IncrCounts", testIncrCounts},
+		{"IncrWindowExpiry", testIncrWindowExpiry},
+		{"IncrRace", testIncrRace},
+		{"IncrRejectsZeroWindow", testIncrRejectsZeroWindow},
 		{"ContextCancelled", testContextCancelled},
 		{"Ping", testPing},
 	}
@@ -390,6 +394,7 @@ func testContextCancelled(t *testing.T, s store.Store) {
 			return err
 		},
 		"Lock": func() error { _, _, err := s.Lock(ctx, "l", time.Minute); return err },
+		"Incr": func() error { _, _, err := s.Incr(ctx, "c", time.Minute); return err },
 		"Ping": func() error { return s.Ping(ctx) },
 	}
 	for name, op := range ops {
@@ -414,6 +419,81 @@ func testContextCancelled(t *testing.T, s store.Store) {
 	}
 	if _, ok := mustLock(t, s, "held", time.Minute); ok {
 		t.Error("unlock with a cancelled context released the lock")
+	}
+}
+
+func testIncrCounts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for want := int64(1); want <= 3; want++ {
+		n, left, err := s.Incr(ctx, "asks", time.Minute)
+		if err != nil || n != want || left <= 0 || left > time.Minute {
+			t.Fatalf("Incr #%d = %d, %s, %v; want %d within the minute", want, n, left, err, want)
+		}
+	}
+	if n, _, err := s.Incr(ctx, "other", time.Minute); err != nil || n != 1 {
+		t.Errorf("another key's Incr = %d, %v; want 1", n, err)
+	}
+	// Counters live apart from values.
+	if _, err := s.Get(ctx, "asks"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get of a counter's key = %v, want ErrNotFound", err)
+	}
+}
+
+func testIncrWindowExpiry(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	for range 3 {
+		if _, _, err := s.Incr(ctx, "window", shortTTL); err != nil {
+			t.Fatalf("Incr: %v", err)
+		}
+	}
+	// Later Incrs do not extend the window: it closes shortTTL after the first.
+	testutil.Eventually(t, 3*time.Second, "the window closed and counting restarted", func() bool {
+		n, _, err := s.Incr(ctx, "window", shortTTL)
+		if err != nil {
+			t.Fatalf("Incr: %v", err)
+		}
+		return n == 1
+	})
+}
+
+func testIncrRace(t *testing.T, s store.Store) {
+	const racers, each = 16, 10
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	seen := make(chan int64, racers*each)
+	for range racers {
+		wg.Go(func() {
+			for range each {
+				n, _, err := s.Incr(ctx, "race", time.Minute)
+				if err != nil {
+					t.Errorf("Incr: %v", err)
+					return
+				}
+				seen <- n
+			}
+		})
+	}
+	wg.Wait()
+	close(seen)
+	got := map[int64]bool{}
+	for n := range seen {
+		if got[n] {
+			t.Fatalf("count %d returned twice", n)
+		}
+		got[n] = true
+	}
+	for n := int64(1); n <= racers*each; n++ {
+		if !got[n] {
+			t.Fatalf("count %d never returned: concurrent Incrs lost an increment", n)
+		}
+	}
+}
+
+func testIncrRejectsZeroWindow(t *testing.T, s store.Store) {
+	for _, w := range []time.Duration{0, -time.Second} {
+		if _, _, err := s.Incr(t.Context(), "zero", w); err == nil {
+			t.Errorf("Incr(window=%s) = nil error; want one (a counter must expire)", w)
+		}
 	}
 }
 
