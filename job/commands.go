@@ -36,7 +36,7 @@ func (r *reading) engine(f Format, c command, args []string) {
 	t := engineTables[f]
 	flags, pos := parseArgs(args, t.bools)
 	if len(pos) > 0 && f == VLLM && !slices.ContainsFunc(flags, func(fl flag) bool { return fl.name == "model" }) {
-		r.model("MODEL", pos[0]) // vllm serve MODEL
+		r.model("model", pos[0]) // vllm serve MODEL
 		pos = pos[1:]
 	}
 	r.readFlags(flags, t.flags, t.first...)
@@ -105,8 +105,8 @@ func readOllamaCommand(c command, args []string) (Job, error) {
 		if len(args) < 2 {
 			return Job{}, notAJob("")
 		}
-		r.model("MODEL", args[1])
-		ggufPrecision(r, "MODEL", args[1])
+		r.model("model", args[1])
+		ggufPrecision(r, "model", args[1])
 	case "serve", "start":
 	default:
 		return Job{}, notAJob("")
@@ -487,7 +487,7 @@ func readConfigCommand(f Format, c command, cfg string, rest []string) (Job, err
 		root.vals = append(root.vals, &node{value: v})
 	}
 	if len(root.keys) == 0 {
-		return Job{}, &Error{Reason: fmt.Sprintf("this line runs the config %s, which is not in it: give that file to --job instead", shown("", cfg)), NotAJob: true}
+		return Job{}, notAJob(fmt.Sprintf("this line runs the config %s, which is not in it: give that file to --job instead", shown("", cfg)))
 	}
 	var j Job
 	var err error

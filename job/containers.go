@@ -390,7 +390,7 @@ func (r *reading) gpuCount(g string) {
 	switch {
 	case g == "":
 	case r.j.Method == "inference":
-		r.item("nvidia.com/gpu", g, "", fmt.Sprintf("%d GPUs for the pod: the engine uses tp × pp of them", n))
+		r.item("nvidia.com/gpu", g, "", plural(n, "GPU", "GPUs")+" for the container: the engine uses tp × pp of them")
 	case n > 1 && r.j.Setting("gpus") == "":
 		r.setAs("nvidia.com/gpu", g, "gpus", fmt.Sprint(n))
 	default:

@@ -1,7 +1,6 @@
 package job
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -9,8 +8,24 @@ import (
 // (docs/jobs.md §3): the keys a config's tool alone writes, the program
 // a command runs, the calls a script makes.
 
-// yamlKeyLine is a line of a YAML mapping ("key: value", "- key: value").
-var yamlKeyLine = regexp.MustCompile(`^(\s*-\s+)?\s*["']?[A-Za-z_][\w.\-/]*["']?\s*:(\s|$)`)
+// yamlKeyLine reports whether a line is one of a YAML mapping
+// ("key: value", "- key: value", "'key':").
+func yamlKeyLine(l string) bool {
+	t := strings.TrimLeft(l, " \t")
+	if rest, ok := strings.CutPrefix(t, "- "); ok {
+		t = strings.TrimLeft(rest, " \t")
+	}
+	t = strings.TrimLeft(t, `"'`)
+	if t == "" || !(t[0] == '_' || t[0] >= 'a' && t[0] <= 'z' || t[0] >= 'A' && t[0] <= 'Z') {
+		return false
+	}
+	i := 1
+	for i < len(t) && (isIdentPart(t[i]) || t[i] == '.' || t[i] == '-' || t[i] == '/') {
+		i++
+	}
+	t = strings.TrimLeft(strings.TrimLeft(t[i:], `"'`), " \t")
+	return strings.HasPrefix(t, ":") && (len(t) == 1 || t[1] == ' ' || t[1] == '\t')
+}
 
 // looksYAML reports whether most lines of s read as YAML.
 func looksYAML(s string) bool {
@@ -21,7 +36,7 @@ func looksYAML(s string) bool {
 			continue
 		}
 		n++
-		if yamlKeyLine.MatchString(l) || strings.HasPrefix(t, "- ") || t == "---" || t == "-" {
+		if yamlKeyLine(l) || strings.HasPrefix(t, "- ") || t == "---" || t == "-" {
 			yamlish++
 		}
 	}
@@ -34,14 +49,36 @@ func looksJSON(s string) bool {
 	return strings.HasPrefix(s, "{") || strings.HasPrefix(s, "[") && strings.Contains(s, `":`)
 }
 
-var (
-	pythonImport = regexp.MustCompile(`(?m)^\s*(from\s+[\w.]+\s+import\s|import\s+[\w.]+)`)
-	pythonCall   = regexp.MustCompile(`\b(from_pretrained|SFTConfig|SFTTrainer|TrainingArguments|Seq2SeqTrainingArguments|LoraConfig|BitsAndBytesConfig|GRPOConfig|GRPOTrainer|DPOConfig|DPOTrainer|Trainer|LLM|get_peft_model|ModelConfig|ScriptArguments)\s*\(`)
-)
+// pythonCalls are the calls a training or serving script makes.
+var pythonCalls = []string{"from_pretrained(", "SFTConfig(", "SFTTrainer(", "TrainingArguments(", "LoraConfig(", "BitsAndBytesConfig(",
+	"GRPOConfig(", "GRPOTrainer(", "DPOConfig(", "DPOTrainer(", "Trainer(", "LLM(", "get_peft_model(", "ModelConfig(", "ScriptArguments("}
 
 // looksPython reports whether s is Python: an import, or a call a
 // training or serving script makes.
-func looksPython(s string) bool { return pythonImport.MatchString(s) || pythonCall.MatchString(s) }
+func looksPython(s string) bool {
+	if pythonImports(s) {
+		return true
+	}
+	for _, c := range pythonCalls {
+		if strings.Contains(s, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// pythonImports reports whether a line of s is an import statement.
+func pythonImports(s string) bool {
+	for len(s) > 0 {
+		line, rest, _ := strings.Cut(s, "\n")
+		s = rest
+		t := strings.TrimLeft(line, " \t>.")
+		if strings.HasPrefix(t, "import ") || strings.HasPrefix(t, "from ") && strings.Contains(t, " import ") {
+			return true
+		}
+	}
+	return false
+}
 
 // programs are the commands a job runs, by the program's name.
 var programs = map[string]bool{
@@ -52,8 +89,13 @@ var programs = map[string]bool{
 
 // looksShell reports whether a line of s runs one of the programs.
 func looksShell(s string) bool {
-	for _, l := range strings.Split(s, "\n") {
-		words := strings.Fields(stripPrompt(strings.TrimSpace(l)))
+	for len(s) > 0 {
+		line, rest, _ := strings.Cut(s, "\n")
+		s = rest
+		if !strings.ContainsAny(line, " \t") {
+			continue
+		}
+		words := strings.Fields(stripPrompt(strings.TrimSpace(line)))
 		for len(words) > 0 && envAssignment(words[0]) {
 			words = words[1:]
 		}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -100,6 +101,7 @@ type Error struct {
 	Reason       string
 	// NotAJob marks text that holds no job vrambot reads.
 	NotAJob bool
+	why     string // what it is instead, when known
 }
 
 func (e *Error) Error() string {
@@ -122,7 +124,7 @@ func notAJob(why string) *Error {
 	if why != "" {
 		reason = why + "; " + reason
 	}
-	return &Error{Reason: reason, NotAJob: true}
+	return &Error{Reason: reason, NotAJob: true, why: why}
 }
 
 // Read reads text as a job. The error is an *Error.
@@ -213,30 +215,31 @@ func readBlock(text string) (Job, error) {
 	if s == "" {
 		return Job{}, notAJob("the file is empty")
 	}
-	if s[0] == '{' || s[0] == '[' && !strings.HasPrefix(s, "[[") {
+	if s[0] == '{' || s[0] == '[' {
 		n, err := parseJSON([]byte(s))
+		var je *Error
 		if err != nil {
-			if strings.HasPrefix(s, "{") || looksJSON(s) {
-				return Job{}, err
+			if strings.HasPrefix(s, "{") || looksJSON(s) || errors.As(err, &je) && je.Line == 0 {
+				return Job{}, err // a syntax error, or a bound
 			}
 		} else {
 			return readTree([]*node{n})
 		}
 	}
-	code := looksPython(s) || looksShell(s)
+	code := func() bool { return looksPython(s) || looksShell(s) }
 	if looksYAML(s) {
 		docs, err := parseYAML([]byte(s))
 		switch {
 		case err == nil:
 			j, terr := readTree(docs)
-			if terr == nil || !code || structured(docs) {
+			if terr == nil || structured(docs) || !code() {
 				return j, terr
 			}
-		case !code:
+		case !code():
 			return Job{}, err
 		}
 	}
-	if looksInstructions(s) && !pythonImport.MatchString(s) {
+	if looksInstructions(s) && !pythonImports(s) {
 		return readInstructions(s)
 	}
 	if looksPython(s) {

@@ -32,58 +32,82 @@ const maxPyTokens = 200_000
 // pyLex splits Python source into tokens; comments are dropped, and
 // newlines inside brackets or after a backslash do not end a statement.
 func pyLex(src string) []pyToken {
-	var out []pyToken
-	depth := 0
-	for i := 0; i < len(src) && len(out) < maxPyTokens; {
-		c := src[i]
-		switch {
-		case c == '#':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-		case c == '\\' && i+1 < len(src) && src[i+1] == '\n':
-			i += 2
-		case c == '\n':
-			if depth == 0 && len(out) > 0 && out[len(out)-1].kind != pyNewline {
-				out = append(out, pyToken{kind: pyNewline})
-			}
-			i++
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f':
-			i++
-		case isPyStringStart(src, i):
-			s, n := pyStringAt(src, i)
-			out = append(out, pyToken{kind: pyString, text: s})
-			i += n
-		case isIdentStart(c):
-			j := i + 1
-			for j < len(src) && isIdentPart(src[j]) {
-				j++
-			}
-			out = append(out, pyToken{kind: pyName, text: src[i:j]})
-			i = j
-		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
-			j := i + 1
-			for j < len(src) && (isIdentPart(src[j]) || src[j] == '.' || (src[j] == '+' || src[j] == '-') && (src[j-1] == 'e' || src[j-1] == 'E')) {
-				j++
-			}
-			out = append(out, pyToken{kind: pyNumber, text: strings.ReplaceAll(src[i:j], "_", "")})
-			i = j
-		default:
-			op := string(c)
-			if i+1 < len(src) && strings.Contains("== != <= >= ** // -> += -= *= /= :=", src[i:i+2]) && src[i+1] != ' ' {
-				op = src[i : i+2]
-			}
-			switch c {
-			case '(', '[', '{':
-				depth++
-			case ')', ']', '}':
-				depth = max(0, depth-1)
-			}
-			out = append(out, pyToken{kind: pyOp, text: op})
-			i += len(op)
-		}
+	l := &pyLexer{src: src}
+	for l.i < len(src) && len(l.out) < maxPyTokens {
+		l.next()
 	}
-	return out
+	return l.out
+}
+
+// pyLexer is the lexer's state: the source, the position, the bracket
+// depth and the tokens so far.
+type pyLexer struct {
+	src   string
+	i     int
+	depth int
+	out   []pyToken
+}
+
+// next reads one token (or skips a comment, a space, a joined line).
+func (l *pyLexer) next() {
+	src, c := l.src, l.src[l.i]
+	switch {
+	case c == '#':
+		for l.i < len(src) && src[l.i] != '\n' {
+			l.i++
+		}
+	case c == '\\' && l.i+1 < len(src) && src[l.i+1] == '\n':
+		l.i += 2
+	case c == '\n':
+		if l.depth == 0 && len(l.out) > 0 && l.out[len(l.out)-1].kind != pyNewline {
+			l.out = append(l.out, pyToken{kind: pyNewline})
+		}
+		l.i++
+	case c == ' ' || c == '\t' || c == '\r' || c == '\f':
+		l.i++
+	case isPyStringStart(src, l.i):
+		s, n := pyStringAt(src, l.i)
+		l.out = append(l.out, pyToken{kind: pyString, text: s})
+		l.i += n
+	case isIdentStart(c):
+		j := l.i + 1
+		for j < len(src) && isIdentPart(src[j]) {
+			j++
+		}
+		l.out = append(l.out, pyToken{kind: pyName, text: src[l.i:j]})
+		l.i = j
+	case c >= '0' && c <= '9' || c == '.' && l.i+1 < len(src) && src[l.i+1] >= '0' && src[l.i+1] <= '9':
+		l.number()
+	default:
+		l.op()
+	}
+}
+
+// number reads a numeric literal (1_024, 2e-4, 0.5).
+func (l *pyLexer) number() {
+	src, j := l.src, l.i+1
+	for j < len(src) && (isIdentPart(src[j]) || src[j] == '.' || (src[j] == '+' || src[j] == '-') && (src[j-1] == 'e' || src[j-1] == 'E')) {
+		j++
+	}
+	l.out = append(l.out, pyToken{kind: pyNumber, text: strings.ReplaceAll(src[l.i:j], "_", "")})
+	l.i = j
+}
+
+// op reads an operator or a bracket, keeping the bracket depth.
+func (l *pyLexer) op() {
+	src, c := l.src, l.src[l.i]
+	op := string(c)
+	if l.i+1 < len(src) && src[l.i+1] != ' ' && strings.Contains("== != <= >= ** // -> += -= *= /= :=", src[l.i:l.i+2]) {
+		op = src[l.i : l.i+2]
+	}
+	switch c {
+	case '(', '[', '{':
+		l.depth++
+	case ')', ']', '}':
+		l.depth = max(0, l.depth-1)
+	}
+	l.out = append(l.out, pyToken{kind: pyOp, text: op})
+	l.i += len(op)
 }
 
 func isIdentStart(c byte) bool {
@@ -312,36 +336,9 @@ func (p *pyParser) primary(depth int) pyVal {
 		p.skipBalanced()
 		return pyVal{}
 	}
-	t := p.peek(0)
-	var v pyVal
-	switch {
-	case t.kind == pyString:
-		p.pos++
-		s := t.text
-		for p.peek(0).kind == pyString { // "a" "b" concatenates
-			s += p.peek(0).text
-			p.pos++
-		}
-		v = pyVal{kind: pyStr, text: s}
-	case t.kind == pyNumber:
-		p.pos++
-		v = pyVal{kind: pyNum, text: t.text}
-	case t.kind == pyOp && t.text == "-" && p.peek(1).kind == pyNumber:
-		p.pos += 2
-		v = pyVal{kind: pyNum, text: "-" + p.peek(-1).text}
-	case t.kind == pyName && (t.text == "True" || t.text == "False" || t.text == "None"):
-		p.pos++
-		v = pyVal{kind: pyConst, text: t.text}
-	case t.kind == pyName:
-		p.pos++
-		v = pyVal{kind: pyRef, text: t.text}
-	case t.kind == pyOp && (t.text == "[" || t.text == "("):
-		v = p.sequence(depth)
-	case t.kind == pyOp && t.text == "{":
-		v = p.dict(depth)
-	default:
-		p.pos++
-		return pyVal{}
+	v, ok := p.atom(depth)
+	if !ok {
+		return v
 	}
 	for {
 		switch {
@@ -353,27 +350,64 @@ func (p *pyParser) primary(depth int) pyVal {
 			}
 			p.pos += 2
 		case p.isOp(0, "(") && v.kind == pyRef:
-			at := p.pos
-			c := p.callArgs(v.text, depth)
-			c.at = at
-			p.s.calls = append(p.s.calls, c)
-			v = pyVal{kind: pyCallVal, call: c}
-			if c.name == "dict" && len(c.args) == 0 { // dict(a=1) is {"a": 1}
-				v = pyVal{kind: pyDict}
-				for _, kw := range c.kwargs {
-					v.keys, v.items = append(v.keys, kw.name), append(v.items, kw.val)
-				}
-			}
-		case p.isOp(0, "("):
-			p.skipBalanced()
-			v = pyVal{}
-		case p.isOp(0, "["):
+			v = p.call(v.text, depth)
+		case p.isOp(0, "(") || p.isOp(0, "["):
 			p.skipBalanced()
 			v = pyVal{}
 		default:
 			return v
 		}
 	}
+}
+
+// atom reads a literal, a name or a bracketed value; ok is false when
+// the token starts none (it is skipped).
+func (p *pyParser) atom(depth int) (pyVal, bool) {
+	t := p.peek(0)
+	switch {
+	case t.kind == pyString:
+		p.pos++
+		s := t.text
+		for p.peek(0).kind == pyString { // "a" "b" concatenates
+			s += p.peek(0).text
+			p.pos++
+		}
+		return pyVal{kind: pyStr, text: s}, true
+	case t.kind == pyNumber:
+		p.pos++
+		return pyVal{kind: pyNum, text: t.text}, true
+	case t.kind == pyOp && t.text == "-" && p.peek(1).kind == pyNumber:
+		p.pos += 2
+		return pyVal{kind: pyNum, text: "-" + p.peek(-1).text}, true
+	case t.kind == pyName && (t.text == "True" || t.text == "False" || t.text == "None"):
+		p.pos++
+		return pyVal{kind: pyConst, text: t.text}, true
+	case t.kind == pyName:
+		p.pos++
+		return pyVal{kind: pyRef, text: t.text}, true
+	case t.kind == pyOp && (t.text == "[" || t.text == "("):
+		return p.sequence(depth), true
+	case t.kind == pyOp && t.text == "{":
+		return p.dict(depth), true
+	}
+	p.pos++
+	return pyVal{}, false
+}
+
+// call reads a call's arguments and records it; dict(a=1) is {"a": 1}.
+func (p *pyParser) call(name string, depth int) pyVal {
+	at := p.pos
+	c := p.callArgs(name, depth)
+	c.at = at
+	p.s.calls = append(p.s.calls, c)
+	if c.name != "dict" || len(c.args) > 0 {
+		return pyVal{kind: pyCallVal, call: c}
+	}
+	v := pyVal{kind: pyDict}
+	for _, kw := range c.kwargs {
+		v.keys, v.items = append(v.keys, kw.name), append(v.items, kw.val)
+	}
+	return v
 }
 
 // callArgs reads (args) after a callee.

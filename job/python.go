@@ -288,76 +288,98 @@ var peftKeys = table{
 // pythonTraining reads a training script.
 func (r *reading) pythonTraining() {
 	s := r.py
-	unsloth := r.j.Format == Unsloth
-	peft, training := false, false
-	if unsloth && !slices.ContainsFunc(s.calls, func(c *pyCall) bool { return last(c.name) == "get_peft_model" }) && !slices.ContainsFunc(s.calls, func(c *pyCall) bool { return c.kw("full_finetuning") != nil }) {
-		training = slices.ContainsFunc(s.calls, func(c *pyCall) bool { return slices.Contains(trainerCalls, last(c.name)) })
+	st := &scriptState{unsloth: r.j.Format == Unsloth}
+	if st.unsloth && !slices.ContainsFunc(s.calls, func(c *pyCall) bool { return last(c.name) == "get_peft_model" }) && !slices.ContainsFunc(s.calls, func(c *pyCall) bool { return c.kw("full_finetuning") != nil }) {
+		st.training = slices.ContainsFunc(s.calls, func(c *pyCall) bool { return slices.Contains(trainerCalls, last(c.name)) })
 	}
 	for _, c := range s.calls {
-		name, rcv := last(c.name), receiver(c.name)
-		switch {
-		case name == "from_pretrained" && modelLoad(c):
-			r.firstModel(c, "model_name", "pretrained_model_name_or_path", "model_id")
-			r.kwargs(c, loadKeys, "")
-			if unsloth && slices.Contains(unslothCalls, rcv) && c.kw("load_in_4bit") == nil && c.kw("load_in_8bit") == nil && c.kw("load_in_16bit") == nil && c.kw("full_finetuning") == nil {
-				// FastLanguageModel.from_pretrained(load_in_4bit=True) is
-				// Unsloth's default (unsloth/models/loader.py).
-				r.train.setBits(4, "load_in_4bit")
-				r.note("load_in_4bit not given: Unsloth's from_pretrained loads in 4 bits by default")
-			}
-			if unsloth && c.kw("max_seq_length") == nil && slices.Contains(unslothCalls, rcv) {
-				r.fill("seq", "2048", "Unsloth's default max_seq_length")
-			}
-		case name == "BitsAndBytesConfig":
-			r.kwargs(c, bnbKeys, "BitsAndBytesConfig.")
-		case name == "LoraConfig" || name == "get_peft_model" || name == "LoraConfig.from_pretrained":
-			peft = true
-			r.kwargs(c, peftKeys, name+".")
-			if unsloth && name == "get_peft_model" {
-				r.fill("rank", "16", "Unsloth get_peft_model's default r")
-				r.fill("targets", "all", "Unsloth get_peft_model's default target_modules (every projection)")
-				r.fill("gc", "offloaded", `Unsloth get_peft_model's default use_gradient_checkpointing="unsloth"`)
-			}
-		case name == "prepare_model_for_kbit_training":
-			r.kwargsOr(c, "use_gradient_checkpointing", func() {
-				r.setAs("prepare_model_for_kbit_training", "", "gc", "on")
-			})
-		case name == "gradient_checkpointing_enable":
-			r.setAs(c.name, "()", "gc", "on")
-		case slices.Contains(configCalls, name):
-			training = true
-			r.kwargs(c, hfKeys, name+".")
-		case slices.Contains(trainerCalls, name):
-			training = true
-			if m := c.kw("model"); m != nil {
-				if n := r.arg(c, *m); n != nil && n.str() != "" {
-					r.model(name+".model", n.str())
-				}
-			}
-			if p := c.kw("peft_config"); p != nil {
-				peft = true
-			}
-			if v := c.kw("max_seq_length"); v != nil { // older TRL and Unsloth take it on the trainer
-				if n := r.arg(c, *v); n != nil {
-					to("seq")(r, name+".max_seq_length", n)
-				}
-			}
-		case strings.Contains(c.name, "optim.") && len(c.args) > 0:
-			optim(r, c.name, &node{value: c.name})
-		}
+		r.pythonCall(c, st)
 	}
-	if peft {
+	if st.peft {
 		r.train.setAdapter("lora", "LoraConfig")
 	}
-	if !training && !peft && r.train.adapter == "" {
+	if !st.training && !st.peft && r.train.adapter == "" {
 		r.finishTraining("inference") // a model loaded to run it
 		return
 	}
 	r.seqVariable()
 	r.finishHF(r.j.Format == TRL, false)
-	if unsloth {
+	if st.unsloth {
 		r.j.Settings = dropKey(r.j.Settings, "framework")
 		r.j.Settings = append(r.j.Settings, kv("framework", "unsloth"))
+	}
+}
+
+// scriptState is what a training script's calls said so far.
+type scriptState struct {
+	unsloth, peft, training bool
+}
+
+// pythonCall reads one call of a training script.
+func (r *reading) pythonCall(c *pyCall, st *scriptState) {
+	name := last(c.name)
+	switch {
+	case name == "from_pretrained" && modelLoad(c):
+		r.pythonLoad(c, st)
+	case name == "BitsAndBytesConfig":
+		r.kwargs(c, bnbKeys, "BitsAndBytesConfig.")
+	case name == "LoraConfig" || name == "get_peft_model":
+		st.peft = true
+		r.kwargs(c, peftKeys, name+".")
+		if st.unsloth && name == "get_peft_model" {
+			r.fill("rank", "16", "Unsloth get_peft_model's default r")
+			r.fill("targets", "all", "Unsloth get_peft_model's default target_modules (every projection)")
+			r.fill("gc", "offloaded", `Unsloth get_peft_model's default use_gradient_checkpointing="unsloth"`)
+		}
+	case name == "prepare_model_for_kbit_training":
+		r.kwargsOr(c, "use_gradient_checkpointing", func() {
+			r.setAs("prepare_model_for_kbit_training", "", "gc", "on")
+		})
+	case name == "gradient_checkpointing_enable":
+		r.setAs(c.name, "()", "gc", "on")
+	case slices.Contains(configCalls, name):
+		st.training = true
+		r.kwargs(c, hfKeys, name+".")
+	case slices.Contains(trainerCalls, name):
+		st.training = true
+		r.pythonTrainer(c, name, st)
+	case strings.Contains(c.name, "optim.") && len(c.args) > 0:
+		optim(r, c.name, &node{value: c.name})
+	}
+}
+
+// pythonLoad reads from_pretrained of a model (Unsloth's loads in 4 bits
+// and 2048 tokens unless told otherwise: unsloth/models/loader.py).
+func (r *reading) pythonLoad(c *pyCall, st *scriptState) {
+	r.firstModel(c, "model_name", "pretrained_model_name_or_path", "model_id")
+	r.kwargs(c, loadKeys, "")
+	if !st.unsloth || !slices.Contains(unslothCalls, receiver(c.name)) {
+		return
+	}
+	if c.kw("load_in_4bit") == nil && c.kw("load_in_8bit") == nil && c.kw("load_in_16bit") == nil && c.kw("full_finetuning") == nil {
+		r.train.setBits(4, "load_in_4bit")
+		r.note("load_in_4bit not given: Unsloth's from_pretrained loads in 4 bits by default")
+	}
+	if c.kw("max_seq_length") == nil {
+		r.fill("seq", "2048", "Unsloth's default max_seq_length")
+	}
+}
+
+// pythonTrainer reads a trainer's call: a model given by its id, a PEFT
+// config, and (older TRL, Unsloth) the sequence length.
+func (r *reading) pythonTrainer(c *pyCall, name string, st *scriptState) {
+	if m := c.kw("model"); m != nil {
+		if n := r.arg(c, *m); n != nil && n.str() != "" {
+			r.model(name+".model", n.str())
+		}
+	}
+	if c.kw("peft_config") != nil {
+		st.peft = true
+	}
+	if v := c.kw("max_seq_length"); v != nil {
+		if n := r.arg(c, *v); n != nil {
+			to("seq")(r, name+".max_seq_length", n)
+		}
 	}
 }
 

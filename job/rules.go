@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -160,34 +161,48 @@ func attention(r *reading, key string, v *node) {
 	}
 }
 
+// moduleKinds are the module names of LoRA targets by what they are:
+// an MLP projection, or q, k, v and o of attention (the names of
+// transformers, torchtune and Megatron-style models).
+var moduleKinds = []struct {
+	kind     string
+	contains []string // any of these in the name
+	exact    []string // or the name is one of these
+}{
+	{"mlp", []string{"gate", "up_proj", "down_proj", "mlp", "w1", "w2", "w3", "fc1", "fc2"}, nil},
+	{"qkv", []string{"qkv"}, nil},
+	{"q", []string{"q_proj"}, []string{"q", "wq", "query"}},
+	{"k", []string{"k_proj"}, []string{"k", "wk", "key"}},
+	{"v", []string{"v_proj"}, []string{"v", "wv", "value"}},
+	{"o", []string{"o_proj", "output_proj", "dense"}, []string{"o", "wo"}},
+}
+
+// moduleKind is what a target module's name is ("" for none).
+func moduleKind(name string) string {
+	for _, k := range moduleKinds {
+		if slices.Contains(k.exact, name) || slices.ContainsFunc(k.contains, func(c string) bool { return strings.Contains(name, c) }) {
+			return k.kind
+		}
+	}
+	return ""
+}
+
 // targetsOf is the grammar's LoRA targets for a list of module names:
-// every linear layer, every attention projection, or q and v.
+// every linear layer once an MLP projection is adapted, every attention
+// projection once k or o is, else q and v.
 func targetsOf(mods []string) (string, bool) {
 	has := map[string]bool{}
 	for _, m := range mods {
 		l := strings.ToLower(strings.TrimSpace(m))
-		switch {
-		case l == "all-linear" || l == "all_linear" || l == "all":
+		if l == "all-linear" || l == "all_linear" || l == "all" {
 			return "all", true
-		case strings.Contains(l, "gate") || strings.Contains(l, "up_proj") || strings.Contains(l, "down_proj") || strings.Contains(l, "mlp") ||
-			strings.Contains(l, "w1") || strings.Contains(l, "w2") || strings.Contains(l, "w3") || strings.Contains(l, "fc1") || strings.Contains(l, "fc2"):
-			has["mlp"] = true
-		case strings.Contains(l, "q_proj") || l == "q" || l == "wq" || l == "query":
-			has["q"] = true
-		case strings.Contains(l, "k_proj") || l == "k" || l == "wk" || l == "key":
-			has["k"] = true
-		case strings.Contains(l, "v_proj") || l == "v" || l == "wv" || l == "value":
-			has["v"] = true
-		case strings.Contains(l, "o_proj") || strings.Contains(l, "output_proj") || l == "o" || l == "wo" || strings.Contains(l, "dense"):
-			has["o"] = true
-		case strings.Contains(l, "qkv"):
-			has["q"], has["k"], has["v"] = true, true, true
 		}
+		has[moduleKind(l)] = true
 	}
 	switch {
 	case has["mlp"]:
 		return "all", true
-	case has["k"] || has["o"]:
+	case has["k"] || has["o"] || has["qkv"]:
 		return "attn", true
 	case has["q"] || has["v"]:
 		return "qv", true

@@ -36,8 +36,18 @@ func parseArgs(args []string, bools map[string]bool) (flags []flag, positional [
 		}
 		raw, value, has := strings.Cut(a, "=")
 		name := strings.ReplaceAll(strings.ToLower(strings.TrimLeft(raw, "-")), "_", "-")
-		if !has && !bools[name] && i+1 < len(args) && (!strings.HasPrefix(args[i+1], "-") || isNumber(args[i+1])) {
-			value, has = args[i+1], true
+		next := ""
+		if i+1 < len(args) {
+			next = args[i+1]
+		}
+		_, boolean := truth(next)
+		switch {
+		case has || i+1 >= len(args):
+		case bools[name] && boolean && !isNumber(next): // HfArgumentParser's --bf16 False
+			value, has = next, true
+			i++
+		case !bools[name] && (!strings.HasPrefix(next, "-") || isNumber(next)):
+			value, has = next, true
 			i++
 		}
 		flags = append(flags, flag{name: name, raw: raw, value: strings.Trim(value, `"'`), has: has})

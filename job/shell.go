@@ -3,6 +3,7 @@ package job
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,6 +33,10 @@ var (
 
 // stripPrompt takes a shell prompt off a pasted line.
 func stripPrompt(line string) string {
+	sp := strings.IndexAny(line, " \t")
+	if !strings.Contains(line, `:\`) && !strings.HasPrefix(line, "(") && (sp < 1 || !strings.ContainsRune("$%#", rune(line[sp-1]))) {
+		return line // no prompt: the cheap test, before the patterns
+	}
 	if m := winPrompt.FindString(line); m != "" {
 		return line[len(m):]
 	}
@@ -72,8 +77,12 @@ func commands(s string) []command {
 			i++
 			body = strings.Join(b, "\n")
 		}
+		windows := winDrive.MatchString(line)
 		for _, part := range splitCommands(line) {
 			words := shellWords(part)
+			if windows {
+				words = cmdWords(part)
+			}
 			c := command{env: map[string]string{}, body: body}
 			for k, v := range global {
 				c.env[k] = v
@@ -161,7 +170,7 @@ func splitCommands(line string) []string {
 			}
 		case c == '\'' || c == '"':
 			quote = c
-		case c == ';' || c == '|' || c == '&' && i+1 < len(line) && line[i+1] == '&':
+		case c == ';' || c == '|' || c == '&' && (i == 0 || line[i-1] != '>') && (i+1 >= len(line) || line[i+1] != '>'):
 			out = append(out, b.String())
 			b.Reset()
 			if i+1 < len(line) && (line[i+1] == '&' || line[i+1] == '|') {
@@ -175,6 +184,39 @@ func splitCommands(line string) []string {
 		b.WriteByte(c)
 	}
 	return append(out, b.String())
+}
+
+// winDrive is a Windows path (C:\models): the line is cmd.exe's, where
+// a backslash is no escape.
+var winDrive = regexp.MustCompile(`(^|[\s"'=])[A-Za-z]:\\`)
+
+// cmdWords splits a cmd.exe command into words: double quotes group,
+// nothing escapes.
+func cmdWords(s string) []string {
+	var out []string
+	var b strings.Builder
+	in, quoted := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			quoted, in = !quoted, true
+			continue
+		case !quoted && (c == ' ' || c == '\t'):
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+			continue
+		}
+		b.WriteByte(c)
+		in = true
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // shellWords splits a command into words as sh quotes them.
@@ -252,12 +294,24 @@ func readShellEnv(s string, env map[string]string) (Job, error) {
 	for i, c := range cmds {
 		j, err := readCommand(c)
 		if err == nil {
-			if more := countJobs(cmds[i+1:]); more > 0 {
+			rest := cmds[i+1:]
+			if j.Model == "" {
+				// ollama serve, then ollama run MODEL: the server's
+				// settings and the model run on it.
+				for k, n := range rest {
+					if later, err := readCommand(n); err == nil && later.Format == j.Format && later.Model != "" {
+						j = joinJobs(j, later)
+						rest = rest[k+1:]
+						break
+					}
+				}
+			}
+			if more := countJobs(rest); more > 0 {
 				j.Notes = append(j.Notes, plural(more, "more command", "more commands")+" in the file: the first job is read")
 			}
 			return j, nil
 		}
-		if je, ok := err.(*Error); first == nil && ok && !je.NotAJob {
+		if je, ok := err.(*Error); first == nil && ok && (!je.NotAJob || je.why != "") {
 			first = err
 		}
 	}
@@ -265,6 +319,22 @@ func readShellEnv(s string, env map[string]string) (Job, error) {
 		return Job{}, first
 	}
 	return Job{}, notAJob("")
+}
+
+// joinJobs is a job that names no model with a later command's model
+// and settings; the first one's settings win.
+func joinJobs(j, later Job) Job {
+	j.Model = later.Model
+	for _, s := range later.Settings {
+		if j.Setting(s.Key) == "" {
+			j.Settings = append(j.Settings, s)
+		}
+	}
+	j.Read = append(j.Read, later.Read...)
+	j.Ignored = append(j.Ignored, later.Ignored...)
+	j.Unknown = append(j.Unknown, later.Unknown...)
+	j.Notes = append(j.Notes, later.Notes...)
+	return j
 }
 
 // countJobs counts the commands that read as jobs.
@@ -285,67 +355,85 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// readCommand reads one command by its program.
-func readCommand(c command) (Job, error) {
-	w := c.words
-	prog := programName(w[0])
-	args := w[1:]
-	switch prog {
-	case "vllm":
-		if len(args) > 0 && args[0] == "serve" {
-			return readEngine(VLLM, c, args[1:])
-		}
-	case "sglang":
-		if len(args) > 0 && (args[0] == "serve" || args[0] == "launch_server") {
-			return readEngine(SGLang, c, args[1:])
-		}
-	case "python", "python3", "py":
-		return readPythonCommand(c, args)
-	case "llama-server", "llama-cli", "llama-mtmd-cli", "llama-run", "server", "main":
-		if prog == "server" || prog == "main" {
-			if !strings.Contains(strings.Join(args, " "), ".gguf") {
-				break
+// commandReaders read a command by its program; each gets the command
+// and its arguments after the program, and says notAJob for a subcommand
+// that runs no job (vllm bench, docker compose, tune download). It is
+// filled in init: a container's command is read by it in turn.
+var commandReaders map[string]func(c command, args []string) (Job, error)
+
+func init() {
+	commandReaders = map[string]func(c command, args []string) (Job, error){
+		"vllm":             subcommand(func(c command, a []string) (Job, error) { return readEngine(VLLM, c, a) }, "serve"),
+		"sglang":           subcommand(func(c command, a []string) (Job, error) { return readEngine(SGLang, c, a) }, "serve", "launch_server"),
+		"python":           readPythonCommand,
+		"py":               readPythonCommand,
+		"llama-server":     func(c command, a []string) (Job, error) { return readEngine(LlamaCpp, c, a) },
+		"server":           ggufCommand, // llama.cpp's binaries before their llama- names
+		"main":             ggufCommand,
+		"ollama":           readOllamaCommand,
+		"docker":           subcommand(readDockerRun, "run"),
+		"tune":             subcommand(readTuneRun, "run"),
+		"trl":              subcommand(func(c command, a []string) (Job, error) { return readScriptFlags(TRL, c, a, 0, "") }, "sft", "dpo", "grpo", "kto", "reward", "rloo"),
+		"accelerate":       subcommand(func(c command, a []string) (Job, error) { return readLauncher(Accelerate, c, a) }, "launch"),
+		"torchrun":         func(c command, a []string) (Job, error) { return readLauncher(Transformers, c, a) },
+		"deepspeed":        func(c command, a []string) (Job, error) { return readLauncher(DeepSpeed, c, a) },
+		"axolotl":          subcommand(configCommand(Axolotl), "train", "preprocess"),
+		"llamafactory-cli": subcommand(configCommand(LlamaFactory), "train"),
+		"kubectl": func(c command, _ []string) (Job, error) {
+			if c.body == "" {
+				return Job{}, notAJob("")
 			}
-		}
-		return readEngine(LlamaCpp, c, args)
-	case "ollama":
-		return readOllamaCommand(c, args)
-	case "docker", "podman", "nvidia-docker":
-		if len(args) > 0 && args[0] == "run" {
-			return readDockerRun(c, args[1:])
-		}
-	case "kubectl", "oc":
-		if c.body != "" {
 			docs, err := parseYAML([]byte(c.body))
 			if err != nil {
 				return Job{}, err
 			}
 			return readTree(docs)
+		},
+	}
+}
+
+// programAliases are other names of the programs above.
+var programAliases = map[string]string{
+	"python3": "python", "llama-cli": "llama-server", "llama-mtmd-cli": "llama-server", "llama-run": "llama-server",
+	"podman": "docker", "nvidia-docker": "docker", "oc": "kubectl", "lmf": "llamafactory-cli",
+}
+
+// subcommand reads a command whose first argument is one of names.
+func subcommand(read func(command, []string) (Job, error), names ...string) func(command, []string) (Job, error) {
+	return func(c command, args []string) (Job, error) {
+		if len(args) == 0 || !slices.Contains(names, args[0]) {
+			return Job{}, notAJob("")
 		}
-	case "tune":
-		if len(args) > 0 && args[0] == "run" {
-			return readTuneRun(c, args[1:])
+		return read(c, args[1:])
+	}
+}
+
+// configCommand reads axolotl train CONFIG and llamafactory-cli train CONFIG.
+func configCommand(f Format) func(command, []string) (Job, error) {
+	return func(c command, args []string) (Job, error) {
+		if len(args) == 0 {
+			return Job{}, notAJob("")
 		}
-	case "trl":
-		if len(args) > 0 {
-			return readScriptFlags(TRL, c, args[1:], 0, "")
-		}
-	case "accelerate":
-		if len(args) > 0 && args[0] == "launch" {
-			return readLauncher(Accelerate, c, args[1:])
-		}
-	case "torchrun":
-		return readLauncher(Transformers, c, args)
-	case "deepspeed":
-		return readLauncher(DeepSpeed, c, args)
-	case "axolotl":
-		if len(args) > 1 && (args[0] == "train" || args[0] == "preprocess") {
-			return readConfigCommand(Axolotl, c, args[1], args[2:])
-		}
-	case "llamafactory-cli", "lmf":
-		if len(args) > 1 && args[0] == "train" {
-			return readConfigCommand(LlamaFactory, c, args[1], args[2:])
-		}
+		return readConfigCommand(f, c, args[0], args[1:])
+	}
+}
+
+// ggufCommand reads ./server and ./main when they load a GGUF file.
+func ggufCommand(c command, args []string) (Job, error) {
+	if !strings.Contains(strings.Join(args, " "), ".gguf") {
+		return Job{}, notAJob("")
+	}
+	return readEngine(LlamaCpp, c, args)
+}
+
+// readCommand reads one command by its program.
+func readCommand(c command) (Job, error) {
+	prog := programName(c.words[0])
+	if a, ok := programAliases[prog]; ok {
+		prog = a
+	}
+	if read, ok := commandReaders[prog]; ok {
+		return read(c, c.words[1:])
 	}
 	return Job{}, notAJob("")
 }

@@ -183,7 +183,10 @@ func builderModel(b string) (name, method string) {
 		}
 	}
 	b = strings.TrimSuffix(b, "_base")
-	parts := strings.Split(b, "_")
+	parts := strings.FieldsFunc(b, func(r rune) bool { return r == '_' })
+	if len(parts) == 0 {
+		return "", method
+	}
 	if len(parts) < 2 {
 		return b, method
 	}

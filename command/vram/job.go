@@ -83,9 +83,13 @@ func EstimateJob(ctx context.Context, jobText, words string, deps Deps) (Answer,
 // jobReply adds what was read from the file: a line in the lead, the
 // whole reading in the details.
 func jobReply(r reply.Reply, jr JobResult) reply.Reply {
-	lead := fmt.Sprintf("Read as %s %s %s: %s, %s, %s", article(jr.Format), jr.Format, formatNoun(jr.Format),
-		plural(len(jr.Read), "key read", "keys read"), plural(len(jr.Ignored), "key that does not change memory", "keys that do not change memory"),
-		plural(len(jr.Unknown), "key not used", "keys not used"))
+	lead := fmt.Sprintf("From your %s %s: %s", jr.Format, formatNoun(jr.Format), plural(len(jr.Read), "key read", "keys read"))
+	if n := len(jr.Ignored); n > 0 {
+		lead += fmt.Sprintf(", %s that do not change memory", plural(n, "other", "others"))
+	}
+	if n := len(jr.Unknown); n > 0 {
+		lead += fmt.Sprintf("; not used: %s", layout.OneLine(strings.Join(jr.Unknown, ", "), 120))
+	}
 	ctx := []string{lead}
 	for _, o := range jr.Overrides {
 		ctx = append(ctx, fmt.Sprintf("Your words won: %s over the file's %s", o.Query, o.File))
@@ -123,13 +127,6 @@ func jobSection(jr JobResult) reply.Section {
 		s.Items = append(s.Items, layout.OneLine(n, 300))
 	}
 	return s
-}
-
-func article(f string) string {
-	if f != "" && strings.ContainsRune("aeiou", rune(f[0])) {
-		return "an"
-	}
-	return "a"
 }
 
 // formatNoun says what kind of file a format is.
