@@ -284,19 +284,43 @@ func readTuneRun(c command, args []string) (Job, error) {
 	if m != "" {
 		r.train.setAdapter(m, "recipe")
 	}
-	if name, method, ok := configModel(cfg); ok {
+	bundled, isBundled := bundledTorchtune(cfg)
+	switch name, method, ok := configModel(cfg); {
+	case isBundled:
+		r.model("--config", bundled.model)
+		fixValue(r, "--config", cfg)
+		r.train.adapter, r.train.adapterKey = "", ""
+		r.train.setAdapter(bundled.method, "--config")
+	case ok:
 		r.model("--config", name)
 		fixValue(r, "--config", cfg)
 		if method != "full" || r.train.adapter == "" {
 			r.train.adapter, r.train.adapterKey = "", ""
 			r.train.setAdapter(method, "--config")
 		}
-		r.note("--config %s: torchtune's bundled config; its own settings (batch, sequence length, optimizer) are not in this line: read the config file with --job for them", shown("", cfg))
-	} else if cfg != "" {
+		r.note("--config %s: not a config torchtune ships; its own settings (batch, sequence length, optimizer) are not in this line: read the config file with --job for them", shown("", cfg))
+	case cfg != "":
 		r.unknown("--config", fmt.Sprintf("the config %s is not in this line: read it with --job", shown("", cfg)))
 	}
 	tuneOverride(r, overrides)
 	r.environment(c.env)
+	if isBundled {
+		// What the line does not override is the bundled config's.
+		var filled []string
+		for _, s := range bundled.settings {
+			switch {
+			case s.Key == "precision" && r.train.dtype == "":
+				r.train.dtype, r.train.dtypeKey = s.Value, "--config"
+			case s.Key != "precision" && r.j.Setting(s.Key) == "":
+				r.j.Settings = append(r.j.Settings, s)
+				r.from[s.Key] = "--config"
+			default:
+				continue
+			}
+			filled = append(filled, s.Key+"="+s.Value)
+		}
+		r.note("--config %s: torchtune's bundled config (recipes/configs at bd2a0fc7), read from its file: %s; the line's overrides win", shown("", cfg), strings.Join(filled, " "))
+	}
 	r.finishTraining("full")
 	r.fill("framework", "torchtune", "the format")
 	r.found = true
@@ -500,4 +524,21 @@ func readConfigCommand(f Format, c command, cfg string, rest []string) (Job, err
 		j.Notes = append(j.Notes, fmt.Sprintf("the config %s is not in this line: only its overrides were read", shown("", cfg)))
 	}
 	return j, err
+}
+
+// bundledTorchtune is the config a tune run line names when torchtune
+// ships it (recipes/configs/llama3_1/8B_lora.yaml, llama3_1/8B_lora).
+func bundledTorchtune(cfg string) (bundledConfig, bool) {
+	name := strings.TrimSuffix(cfg, ".yaml")
+	if i := strings.Index(name, "recipes/configs/"); i >= 0 {
+		name = name[i+len("recipes/configs/"):]
+	}
+	if c, ok := torchtuneConfigs[name]; ok {
+		return c, true
+	}
+	if parts := strings.Split(name, "/"); len(parts) > 2 {
+		c, ok := torchtuneConfigs[strings.Join(parts[len(parts)-2:], "/")]
+		return c, ok
+	}
+	return bundledConfig{}, false
 }

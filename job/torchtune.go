@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vrambot/vrambot/advisor/catalog"
+	"github.com/vrambot/vrambot/query"
 )
 
 // readTorchtune reads a torchtune recipe config (recipes/configs/**.yaml
@@ -300,4 +301,10 @@ func tuneRecipe(recipe string) string {
 		return "lora"
 	}
 	return ""
+}
+
+// bundledConfig is a config torchtune ships, as read from its file.
+type bundledConfig struct {
+	model, method string
+	settings      []query.KeyValue
 }

@@ -132,6 +132,10 @@ func (r *reading) explain(method, precision string) {
 	for i, it := range r.j.Read {
 		switch it.Key {
 		case t.adapterKey:
+			if strings.HasPrefix(it.As, "model ") {
+				r.j.Read[i].As = strings.Join(strings.Fields(it.As)[:2], " ") + " " + method
+				continue
+			}
 			r.j.Read[i].As = method
 		case t.bitsKey:
 			r.j.Read[i].As = method
