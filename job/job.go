@@ -137,6 +137,9 @@ func Read(text string) (Job, error) {
 	}
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	blocks := fencedBlocks(text)
+	if len(blocks) > 3 && markdownHeadings(text) >= 2 {
+		return Job{}, notAJob(fmt.Sprintf("a Markdown document with %d code blocks: paste the one that runs the job", len(blocks)))
+	}
 	if len(blocks) == 0 {
 		blocks = []string{beforeTraceback(text)}
 	}
@@ -191,6 +194,22 @@ func fencedBlocks(text string) []string {
 		i = j
 	}
 	return out
+}
+
+// markdownHeadings counts a Markdown document's headings outside its
+// fences.
+func markdownHeadings(text string) int {
+	n, fenced := 0, false
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "```"):
+			fenced = !fenced
+		case !fenced && (strings.HasPrefix(t, "# ") || strings.HasPrefix(t, "## ") || strings.HasPrefix(t, "### ")):
+			n++
+		}
+	}
+	return n
 }
 
 // tracebackMarks start the part of a paste that is a traceback or an

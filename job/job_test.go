@@ -82,6 +82,14 @@ func TestRead(t *testing.T) {
 			"Qwen/Qwen3-8B inference engine=vllm max-num-batched-tokens=4096"},
 		{"served name for a folder", "vllm serve /data/ --served-model-name opt-125m", VLLM,
 			"opt-125m inference engine=vllm"},
+		{"terminal wrap", "tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device\nbatch_size=8 tokenizer.max_seq_len=1024\n--nproc_per_node 1\n", Torchtune,
+			"Meta-Llama-3.1-8B-Instruct lora bs=2 precision=bf16 optim=adamw gc=on rank=8 targets=all framework=torchtune loss=chunked act-offload=off ga=8"},
+		{"wrapped overrides", "tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device\ntokenizer.max_seq_len=1024 batch_size=8\n", Torchtune,
+			"Meta-Llama-3.1-8B-Instruct lora bs=8 seq=1024 precision=bf16 optim=adamw gc=on rank=8 targets=all framework=torchtune loss=chunked act-offload=off ga=8"},
+		{"kserve huggingface runtime", "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nspec:\n  predictor:\n    model:\n      modelFormat:\n        name: huggingface\n      args:\n        - --model_name=llama3\n        - --model_id=meta-llama/Meta-Llama-3-8B-Instruct\n        - --max-model-len=8192\n      resources:\n        limits:\n          nvidia.com/gpu: \"1\"\n", Kubernetes,
+			"meta-llama/Meta-Llama-3-8B-Instruct inference seq=8192 engine=vllm"},
+		{"computed engine argument", "from vllm import LLM\nllm = LLM(model=\"Qwen/Qwen3-8B\", kv_transfer_config=KVTransferConfig(kv_connector=\"X\"), max_model_len=4096)\n", VLLM,
+			"Qwen/Qwen3-8B inference seq=4096 engine=vllm"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +141,8 @@ func TestBadInput(t *testing.T) {
 		{"deep json", strings.Repeat("[", 100) + strings.Repeat("]", 100), "deeper", 0, 0, false},
 		{"config path only", "axolotl train examples/llama-3/qlora.yml", "not in it", 0, 0, true},
 		{"python not run", "import os\nos.system('rm -rf /')\n", "not a training config", 0, 0, true},
+		{"a README", "# Tool\n\n## Install\n```sh\npip install x\n```\n## Train\n```yaml\nbase_model: Qwen/Qwen3-8B\n```\n```sh\nx train a.yml\n```\n## Serve\n```sh\nvllm serve Qwen/Qwen3-8B\n```\n", "Markdown document", 0, 0, true},
+		{"deep yaml", "a: " + strings.Repeat("[", 20000), "depth", 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

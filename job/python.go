@@ -162,12 +162,7 @@ func (r *reading) kwargs(c *pyCall, t table, prefix string) {
 		v := r.arg(c, kw.val)
 		key := prefix + kw.name
 		if v == nil {
-			if rv := r.py.resolve(kw.val, c.at); rv.kind == pyCallVal || rv.kind == pyRef && !strings.Contains(rv.text, ".") {
-				continue // another call's value (quantization_config=bnb_config): read with that call
-			}
-			if _, known := t[kw.name]; known || !unusedKey(normKey(kw.name)) {
-				r.item(key, "(not a literal)", "", "computed in the script: not read")
-			}
+			r.computed(c, kw, t, key)
 			continue
 		}
 		if v.null {
@@ -182,6 +177,31 @@ func (r *reading) kwargs(c *pyCall, t table, prefix string) {
 		}
 		r.generic(kw.name, v)
 		r.rename(kw.name, key)
+	}
+}
+
+// readCalls are the calls whose arguments this package reads where they
+// are made: a keyword set to one of them (quantization_config=bnb_config)
+// is read with that call.
+var readCalls = append(append(append([]string{"BitsAndBytesConfig", "LoraConfig", "get_peft_model", "from_pretrained", "dict"}, configCalls...), trainerCalls...), unslothCalls...)
+
+// computed records a keyword whose value is computed in the script (a
+// call, an expression): a key the table knows gets its rule's verdict on
+// a value that is no literal (a setting not used, a key not modelled).
+func (r *reading) computed(c *pyCall, kw pyKwarg, t table, key string) {
+	rv := r.py.resolve(kw.val, c.at)
+	if rv.kind == pyRef && !strings.Contains(rv.text, ".") {
+		return // a variable set by a call (model=model, args=training_args)
+	}
+	if rv.kind == pyCallVal && slices.Contains(readCalls, last(rv.call.name)) {
+		return
+	}
+	rule, known := t[kw.name]
+	switch {
+	case known:
+		rule(r, key, &node{value: notLiteral})
+	case !unusedKey(normKey(kw.name)):
+		r.item(key, notLiteral, "", "computed in the script: not read")
 	}
 }
 

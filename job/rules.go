@@ -39,9 +39,16 @@ func (r *reading) readMap(n *node, t table) {
 
 func kv(k, v string) query.KeyValue { return query.KeyValue{Key: k, Value: v} }
 
+// notLiteral stands for a Python value computed in the script.
+const notLiteral = "(not a literal)"
+
 // to reads a single value as the grammar setting gk.
 func to(gk string) rule {
 	return func(r *reading, key string, v *node) {
+		if v.value == notLiteral {
+			r.item(key, notLiteral, "", "computed in the script: not read")
+			return
+		}
 		if v.kind != scalarNode {
 			r.unknown(key, "not a single value")
 			return
@@ -56,6 +63,10 @@ func ign(r *reading, key string, _ *node) { r.ignore(key) }
 // onOff reads a boolean as gk=on or gk=off (either "" to only record it).
 func onOff(gk, on, off string) rule {
 	return func(r *reading, key string, v *node) {
+		if v.value == notLiteral {
+			r.item(key, notLiteral, "", "computed in the script: not read")
+			return
+		}
 		b, ok := truth(v.str())
 		if !ok {
 			r.unknown(key, fmt.Sprintf("%s is not true or false", shown(key, v.text())))
@@ -245,6 +256,10 @@ func (r *reading) bitsKey(key string, v *node, bits int) {
 
 // dtypeKey records the dtype the weights are loaded in.
 func (r *reading) dtypeKey(key, raw string) {
+	if raw == notLiteral {
+		r.item(key, raw, "", "computed in the script: not read")
+		return
+	}
 	d := dtypeOf(raw)
 	if d == "" {
 		if s := strings.ToLower(strings.Trim(raw, `"'`)); s == "auto" || s == "none" || s == "" {
@@ -263,6 +278,10 @@ func (r *reading) dtypeKey(key, raw string) {
 // ampKey records a bf16/fp16 flag of the HF Trainer: autocast in that
 // dtype.
 func (r *reading) ampKey(key string, v *node, dtype string) {
+	if v.value == notLiteral {
+		r.item(key, notLiteral, "", "computed in the script: not read")
+		return
+	}
 	b, ok := truth(v.str())
 	if strings.EqualFold(v.str(), "auto") {
 		b, ok = true, true

@@ -247,6 +247,9 @@ func boolSet(names ...string) map[string]bool {
 }
 
 var vllmFlags = table{
+	"model-id":                     func(r *reading, k string, v *node) { r.model(k, v.str()) }, // KServe's Hugging Face runtime
+	"model-name":                   ign,
+	"backend":                      ign,
 	"model":                        func(r *reading, k string, v *node) { r.model(k, v.str()) },
 	"tensor-parallel-size":         to("tp"),
 	"tp":                           to("tp"),

@@ -57,8 +57,12 @@ func commands(s string) []command {
 			continue
 		}
 		line = stripPrompt(line)
-		// Continuations.
-		for i+1 < len(lines) && continued(line) {
+		// Continuations, and the lines a terminal wrapped (a line of only
+		// flags or dotted overrides goes on the command before it).
+		for i+1 < len(lines) && (continued(line) || wrapped(lines[i+1])) {
+			if !continued(line) {
+				line += " \\"
+			}
 			line = strings.TrimRight(line[:len(line)-1], " \t") + " "
 			i++
 			next := strings.TrimSpace(lines[i])
@@ -108,6 +112,21 @@ func commands(s string) []command {
 		}
 	}
 	return out
+}
+
+// wrapped reports whether a line is the rest of the one before: it holds
+// only flags or dotted key=value overrides, which run nothing alone.
+func wrapped(next string) bool {
+	t := strings.TrimSpace(next)
+	if t == "" || t[0] == '#' {
+		return false
+	}
+	w := strings.Fields(t)[0]
+	if len(w) > 1 && w[0] == '-' && (w[1] == '-' || w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z') {
+		return true
+	}
+	k, _, ok := strings.Cut(w, "=")
+	return ok && strings.Contains(k, ".") && !strings.ContainsAny(k, "/\\")
 }
 
 // continued reports whether a line goes on on the next.
