@@ -53,7 +53,7 @@ func writeTorchtuneTable(t *testing.T, dir string) {
 		var kvs []string
 		for _, s := range j.Settings {
 			if s.Key != "framework" {
-				kvs = append(kvs, fmt.Sprintf("{%q, %q}", s.Key, s.Value))
+				kvs = append(kvs, fmt.Sprintf("{Key: %q, Value: %q}", s.Key, s.Value))
 			}
 		}
 		rows = append(rows, fmt.Sprintf("\t%q: {%q, %q, []query.KeyValue{%s}},", strings.TrimSuffix(rel, ".yaml"), j.Model, j.Method, strings.Join(kvs, ", ")))
