@@ -186,13 +186,15 @@ func sameReading(text, reading string) bool {
 type Words struct {
 	Model, Method, GPU string
 	Count              int
-	Settings           []KeyValue
+	// Sharding is fsdp or ddp, the bare word that names it ("" for none).
+	Sharding string
+	Settings []KeyValue
 }
 
 // Text is the query the words make, in the grammar's own order; ok is
 // false when they name no model, are too long or do not read as a query.
 func (w Words) Text() (text string, ok bool) {
-	c := canonQuery{model: w.Model, method: w.Method, gpu: w.GPU, count: w.Count, kv: w.Settings}
+	c := canonQuery{model: w.Model, method: w.Method, sharding: w.Sharding, gpu: w.GPU, count: w.Count, kv: w.Settings}
 	text = c.String()
 	if c.model == "" || len(text) > MaxBytes {
 		return "", false

@@ -39,6 +39,9 @@ const (
 	maxGPUs      = memory.MaxGPUs
 	maxLoRARank  = memory.MaxLoRARank
 	maxJobTokens = memory.MaxJobTokens
+	// maxGPULayers is more layers than any model has: llama.cpp's -ngl
+	// 999 means every layer.
+	maxGPULayers = 1 << 12
 )
 
 // Defaults a practitioner would assume when the query does not say.

@@ -320,6 +320,12 @@ var Settings = []*Setting{
 		apply: func(r *reading, v value) error { r.w().Users = int(v.n); return nil },
 	},
 	{
+		Key: "gpu-layers", Aliases: []string{"ngl", "n-gpu-layers"}, Value: count{maxGPULayers}, Scope: ScopeServing, phase: phaseServing,
+		Default: "every layer that fits (llama.cpp -ngl auto, Ollama's own placement)", Help: "llama.cpp's -ngl (Ollama's num_gpu): the layers on the GPU, the rest in CPU RAM",
+		Of:    func(w memory.Workload) string { return strconv.Itoa(w.GPULayers) },
+		apply: func(r *reading, v value) error { r.w().GPULayers = int(v.n); return nil },
+	},
+	{
 		Key: "engine-version", Aliases: []string{"vllm-version", "version"}, Unspaced: true, Prose: []string{"version"}, Value: release{}, Scope: ScopeServing, phase: phaseServing,
 		Default: "the current release (vLLM 0.21 and later)", Help: "the engine's release where its defaults differ (vLLM V0 profiles a whole max_model_len)",
 		apply: func(r *reading, v value) error { r.w().EngineVersion = v.canon; return nil },

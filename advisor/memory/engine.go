@@ -46,6 +46,7 @@ func ServingDeployment(w Workload, gpu catalog.GPU) serving.Deployment {
 		Users:               ServingLoad(w),
 		Generation:          serving.GenerationOf(w.EngineVersion),
 		Version:             w.EngineVersion,
+		GPULayers:           w.GPULayers,
 	}
 }
 

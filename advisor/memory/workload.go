@@ -168,6 +168,10 @@ type Workload struct {
 	// step (0: one). Memory does not depend on it; the optimizer step
 	// fused into backward needs it to be one.
 	GradAccumSteps int `json:"grad_accum_steps,omitempty"`
+
+	// GPULayers is llama.cpp's -ngl (Ollama's num_gpu): the layers put on
+	// the GPU, the rest left in CPU RAM; 0 means every layer that fits.
+	GPULayers int `json:"gpu_layers,omitempty"`
 }
 
 // Breakdown is the per-GPU estimate, in bytes (docs/contracts.md §3 "estimate").

@@ -19,9 +19,10 @@ import (
 const usage = `vrambot — GPU memory answers for ML teams
 
 usage:
-  vrambot vram    [--json] [--config PATH] QUERY...
+  vrambot vram    [--json] [--config PATH | --job PATH] QUERY...
                                              estimate, staged fixes, best-priced GPUs
-                                             (--config: a local config.json is the model)
+                                             (--config: a local config.json is the model;
+                                             --job: a training config or launch command as written)
   vrambot oom     [--json] [FILE|-]          parse and diagnose an OOM paste (stdin by default)
   vrambot prices  [--json] [--refresh] [--gpu NAME] [--min-memory 24GiB]
   vrambot digest  [--json|--blocks] [--dry-run] [--window 24h|7d] [--at RFC3339] [--chart FILE]
@@ -39,6 +40,7 @@ examples:
   vrambot vram llama-3-8b qlora bs=4 seq=4096 4090
   vrambot vram Qwen/Qwen3-8B lora 4090
   vrambot vram --json --config ./config.json inference h100
+  vrambot vram --job axolotl.yml 4090
   pbpaste | vrambot oom
   vrambot digest --demo --chart demo.png
 `

@@ -269,7 +269,8 @@ func (a servingAnswer) verdict() string {
 	var b strings.Builder
 	switch {
 	case r.Layers > 0:
-		fmt.Fprintf(&b, "%s starts: %d/%d layers on the GPU, a %s-token context", e, r.GPULayers, r.Layers, lenWords(r.MaxModelLen))
+		ctxLen := lenWords(r.MaxModelLen)
+		fmt.Fprintf(&b, "%s starts: %d/%d layers on the GPU, %s %s-token context", e, r.GPULayers, r.Layers, article(ctxLen), ctxLen)
 		if r.GPULayers < r.Layers {
 			b.WriteString(" (the other layers run on the CPU)")
 		}
@@ -324,6 +325,17 @@ func lenWords(n int) string {
 		return strconv.Itoa(n/1024) + "k"
 	}
 	return commasInt(int64(n))
+}
+
+// article is "an" before a number read with a vowel sound ("an 8k",
+// "an 11k", "an 18,000"), else "a".
+func article(number string) string {
+	lead, _, _ := strings.Cut(strings.ReplaceAll(number, ",", ""), "k")
+	digits := strings.TrimRightFunc(lead, func(r rune) bool { return r < '0' || r > '9' })
+	if strings.HasPrefix(number, "8") || digits == "11" || digits == "18" || digits == "11000" || digits == "18000" {
+		return "an"
+	}
+	return "a"
 }
 
 func concurrencyWords(c float64) string {

@@ -57,6 +57,8 @@ type Result struct {
 	// tgi, llama.cpp, ollama): what it logs at start-up on this GPU, how
 	// many sequences it holds, what a million tokens cost.
 	Serving *Serving `json:"serving,omitempty"`
+	// Job is what a job file said (vram --job; docs/jobs.md §1).
+	Job *JobResult `json:"job,omitempty"`
 }
 
 // VRAMWorkload is the resolved workload with what the estimate used about

@@ -1,0 +1,7 @@
+docker run --gpus all \
+    -v ~/.cache/huggingface:/root/.cache/huggingface \
+    --env "HUGGING_FACE_HUB_TOKEN=HUGGING_FACE_HUB_TOKEN" \
+    -p 8000:8000 \
+    --ipc=host \
+    vllm/vllm-openai:latest \
+--model meta-llama/Meta-Llama-3.1-8B-Instruct
