@@ -109,3 +109,62 @@ func MethodLabel(m Method) string {
 	}
 	return string(m)
 }
+
+// Parallelism is how a workload spreads over its GPUs, as the error bands
+// split their cases: the same method measures differently on one GPU, under
+// DDP, sharded (FSDP, ZeRO) or offloaded to the CPU, so a band quotes the
+// cases of the same method and parallelism (docs/memory-model.md §6.7).
+type Parallelism string
+
+// Parallelism classes.
+const (
+	ParallelSingle      Parallelism = "single"       // one GPU
+	ParallelDDP         Parallelism = "ddp"          // data parallel, nothing sharded
+	ParallelFSDP        Parallelism = "fsdp"         // FSDP (FULL_SHARD or SHARD_GRAD_OP)
+	ParallelFSDPOffload Parallelism = "fsdp-offload" // FSDP with its CPU offload
+	ParallelZeRO        Parallelism = "zero"         // DeepSpeed ZeRO-1/2/3 on the GPUs
+	ParallelZeROOffload Parallelism = "zero-offload" // DeepSpeed ZeRO with CPU offload
+	ParallelModelSplit  Parallelism = "model-split"  // tensor or pipeline parallel (a layer split for inference)
+)
+
+// ParallelismOf classes a resolved workload.
+func ParallelismOf(w Workload) Parallelism {
+	switch {
+	case w.TP > 1 || w.PP > 1:
+		return ParallelModelSplit
+	case w.GPUs <= 1 && (w.Offload == OffloadNone || w.Offload == ""):
+		return ParallelSingle
+	case w.Sharding == ShardingFSDP && w.Offload != OffloadNone && w.Offload != "":
+		return ParallelFSDPOffload
+	case w.Sharding == ShardingFSDP:
+		return ParallelFSDP
+	case w.Sharding == ShardingDeepSpeed && w.Offload != OffloadNone && w.Offload != "":
+		return ParallelZeROOffload
+	case w.Sharding == ShardingDeepSpeed:
+		return ParallelZeRO
+	case w.GPUs <= 1:
+		return ParallelSingle
+	}
+	return ParallelDDP
+}
+
+// Label is the class in prose ("on 1 GPU", "under FSDP").
+func (p Parallelism) Label() string {
+	switch p {
+	case ParallelSingle:
+		return "on 1 GPU"
+	case ParallelDDP:
+		return "under DDP"
+	case ParallelFSDP:
+		return "under FSDP"
+	case ParallelFSDPOffload:
+		return "under FSDP with CPU offload"
+	case ParallelZeRO:
+		return "under DeepSpeed ZeRO"
+	case ParallelZeROOffload:
+		return "under DeepSpeed ZeRO with CPU offload"
+	case ParallelModelSplit:
+		return "split by tensor or pipeline parallelism"
+	}
+	return string(p)
+}

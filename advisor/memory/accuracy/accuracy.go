@@ -71,6 +71,17 @@ type Case struct {
 	Compile bool `json:"compile,omitempty"`
 	// GradAccum is the micro-batches per optimizer step (0: one).
 	GradAccum int `json:"grad_accum,omitempty"`
+
+	// Category groups the cases of a set by the technique they test
+	// (fsdp2, offload, moe-ft, unsloth, low-bit-optim, ...), for the
+	// per-category table; empty in the older sets.
+	Category string `json:"category,omitempty"`
+	// ReportedRaw is the figure as the source prints it, before the
+	// conversion to decimal GB (GiB, "about X", per-GPU or total).
+	ReportedRaw string `json:"reported_raw,omitempty"`
+	// ExtraSettings are what the run states that the case's fields above
+	// cannot say (testdata/SOURCES.md records how each was handled).
+	ExtraSettings string `json:"extra_settings,omitempty"`
 }
 
 // maxLineBytes bounds one JSONL line.
@@ -349,6 +360,10 @@ type Row struct {
 	// ShorterSequences: the run's real sequences were shorter than the
 	// estimated length (Case.ShorterSequences).
 	ShorterSequences bool
+	// Category is the case's (Case.Category); Parallelism how the
+	// resolved workload spreads over its GPUs (memory.ParallelismOf).
+	Category    string
+	Parallelism memory.Parallelism
 }
 
 // ErrorPct is the signed error of a rule in percent of the reported value.
@@ -424,6 +439,8 @@ func Evaluate(cases []Case) Report {
 			Reported:         c.ReportedGB * 1e9,
 			Got:              got,
 			ShorterSequences: c.ShorterSequences,
+			Category:         c.Category,
+			Parallelism:      memory.ParallelismOf(w),
 		}
 		switch {
 		case c.ShorterSequences:
@@ -607,4 +624,5 @@ func (rep Report) writeSummary(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, " %11.1f%%\n", ms.Summaries[0].P90AbsErrPct)
 	}
+	rep.writeGroups(b)
 }

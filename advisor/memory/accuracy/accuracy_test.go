@@ -338,3 +338,25 @@ func FuzzParseCases(f *testing.F) {
 		Evaluate(cases) // must not panic on anything that parses
 	})
 }
+
+// blindCasesPath holds the 2026 runs (FSDP2 and its CPU offload, MoE
+// fine-tuning, Unsloth notebooks, low-bit optimizers), scored blind
+// before any estimator change (testdata/SOURCES.md records that run).
+const blindCasesPath = "testdata/blind-2026-cases.jsonl"
+
+// TestBlind2026Accuracy keeps the 2026 set's table, per method and
+// parallelism and per category, in blind-accuracy.golden.
+func TestBlind2026Accuracy(t *testing.T) {
+	rep := Evaluate(loadFile(t, blindCasesPath))
+	if n := rep.Summary(RuleEstimator).Cases + len(rep.UpperBounds); n < 50 {
+		t.Fatalf("only %d of the 2026 cases judged", n)
+	}
+	if len(rep.Categories()) < 8 {
+		t.Errorf("only %d categories", len(rep.Categories()))
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "blind-accuracy.golden", table.Bytes())
+}
