@@ -214,7 +214,7 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 	}
 
 	if w.Method.IsAdapter() {
-		mods, n := loraModules(m, ls, w.LoRATargets)
+		mods, n := loraModules(m, ls, w.LoRATargets, w.LoRAExperts.On())
 		dropout := !frameworks[w.Framework].noLoRADropout
 		if !dropout && !trainLinear {
 			// Without dropout an adapter reads the very tensor its base

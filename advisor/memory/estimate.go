@@ -25,9 +25,18 @@ const (
 	// adamStateBytesFP32 is AdamW's exp_avg and exp_avg_sq in fp32; pure
 	// 16-bit training (torchtune, litgpt bf16-true) keeps them in bf16 (4 B).
 	adamStateBytesFP32 = 8
-	// adam8bitStateBytes is bitsandbytes 8-bit Adam: two 1-byte states with
-	// blockwise scales ("75% less memory", bitsandbytes docs).
-	adam8bitStateBytes = 2
+	// adam8bitStateBytes is bitsandbytes 8-bit Adam: two 1-byte states,
+	// each with a float32 absmax per block of 256 ("75% less memory",
+	// bitsandbytes docs; Optimizer2State's blockwise state). torchao's
+	// AdamW8bit is the same: 1 byte and a float32 scale per 256 values.
+	adam8bitStateBytes = 2 * (1 + 4.0/256)
+	// adam4bitStateBytes is torchao's AdamW4bit: two states of 4-bit codes
+	// with a float32 scale per 128 values (torchao/optim/README.md,
+	// subclass_4bit.py OptimState4bit.zeros).
+	adam4bitStateBytes = 2 * (0.5 + 4.0/128)
+	// adamFP8StateBytes is torchao's AdamWFp8: two float8 e4m3 states with
+	// a float32 scale per 256 values.
+	adamFP8StateBytes = 2 * (1 + 4.0/256)
 	// sgdMomentumBytesFP32 is SGD's momentum buffer (EleutherAI Transformer Math 101).
 	sgdMomentumBytesFP32 = 4
 	// masterWeightBytes is the fp32 master copy kept under mixed precision (ZeRO paper K=12 = 4+4+4).
@@ -217,6 +226,10 @@ func optimizerStateBytes(w Workload, m catalog.Model, r regime) float64 {
 		return adamStateBytesFP32 * r.stateScale
 	case OptimizerAdamW8bit:
 		return adam8bitStateBytes
+	case OptimizerAdamW4bit:
+		return adam4bitStateBytes
+	case OptimizerAdamWFP8:
+		return adamFP8StateBytes
 	case OptimizerPagedAdamW8bit:
 		return 0 // in unified memory, outside the allocator (see Resolve's assumption)
 	case OptimizerAdafactor:

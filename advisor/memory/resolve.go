@@ -188,6 +188,7 @@ func resolve(w Workload, record bool) Workload {
 			note("LoRA targets not given: q and v projections (PEFT default)")
 		}
 	}
+	resolveExperts(&w, note)
 	if w.Method == MethodFreeze {
 		note("freeze: the last %d blocks are trained, the rest frozen (LLaMA-Factory default)", FreezeTrainableLayers)
 	}
@@ -255,7 +256,7 @@ func checkpointPrecision(q *arch.Quantization) Precision {
 var (
 	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodDoRA, MethodFreeze, MethodInference}
 	precisions = []Precision{PrecisionFP32, PrecisionFP16, PrecisionBF16, PrecisionMixedBF16, PrecisionMixedFP16, PrecisionInt8, PrecisionNF4}
-	optimizers = []Optimizer{OptimizerAdamW, OptimizerAdamW8bit, OptimizerPagedAdamW8bit, OptimizerAdafactor, OptimizerSGD, OptimizerNone}
+	optimizers = []Optimizer{OptimizerAdamW, OptimizerAdamW8bit, OptimizerPagedAdamW8bit, OptimizerAdamW4bit, OptimizerAdamWFP8, OptimizerAdafactor, OptimizerSGD, OptimizerNone}
 )
 
 func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
@@ -287,9 +288,9 @@ func TrainableParams(w Workload) int64 {
 	case MethodFull:
 		return m.ResidentParams()
 	case MethodLoRA, MethodQLoRA:
-		return LoRAParams(m, w.LoRARank, w.LoRATargets)
+		return LoRAParams(m, w.LoRARank, w.LoRATargets, w.LoRAExperts.On())
 	case MethodDoRA:
-		return LoRAParams(m, w.LoRARank, w.LoRATargets) + DoRAMagnitudeParams(m, w.LoRATargets)
+		return LoRAParams(m, w.LoRARank, w.LoRATargets, w.LoRAExperts.On()) + DoRAMagnitudeParams(m, w.LoRATargets)
 	case MethodFreeze:
 		return int64(min(FreezeTrainableLayers, m.NumLayers)) * m.MeanLayerParams()
 	default:
@@ -308,12 +309,16 @@ type loraModule struct{ in, out, count, active float64 }
 const maxLoRAModules = 13
 
 // loraModules lists the linear layers of one block that LoRA adapts for the
-// targets: qv = query and value, attn = q, k, v, o, all = attention and MLP
-// (every expert's projections in a mixture of experts). Linear-attention
-// layers have no q/v projections, so only "all" adapts them (their input
-// and output projections). It fills an array so that Estimate does not
-// allocate.
-func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModules]loraModule, int) {
+// targets: qv = query and value, attn = q, k, v, o, all = attention, the
+// dense MLP and the shared experts (PEFT's all-linear: under transformers 5
+// the routed experts are fused 3-D parameters, not Linear layers). With
+// experts, every routed expert's fused projections get adapters too, as
+// PEFT's target_parameters builds them (ParamWrapper: lora_A in × r·E,
+// lora_B r·E × out for gate_up_proj and down_proj; docs/memory-model.md
+// §6.9). Linear-attention layers have no q/v projections, so only "all"
+// adapts them (their input and output projections). It fills an array so
+// that Estimate does not allocate.
+func loraModules(m catalog.Model, ls layerShape, targets string, experts bool) ([maxLoRAModules]loraModule, int) {
 	var mods [maxLoRAModules]loraModule
 	n := 0
 	add := func(in, out, count, active float64) {
@@ -338,9 +343,6 @@ func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModule
 			add(q, h, 1, 1)
 		}
 	}
-	if targets != "all" {
-		return mods, n
-	}
 	mlp := func(i, count, active float64) {
 		add(h, i, count, active)
 		add(i, h, count, active)
@@ -354,11 +356,19 @@ func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModule
 			continue
 		}
 		f := g.FFN
-		mlp(float64(f.Intermediate), 1, 1)
-		if f.IsMoE() {
-			mlp(float64(f.ExpertIntermediate), float64(f.Experts), float64(max(1, f.ActiveExperts)))
+		if targets == "all" {
+			mlp(float64(f.Intermediate), 1, 1)
+			mlp(float64(f.SharedIntermediate), 1, 1)
 		}
-		mlp(float64(f.SharedIntermediate), 1, 1)
+		if f.IsMoE() && experts {
+			// The fused gate_up_proj (h → 2I, or h → I ungated) and down_proj.
+			e, k, up := float64(f.Experts), float64(max(1, f.ActiveExperts)), float64(f.ExpertIntermediate)
+			if ls.gated {
+				up *= 2
+			}
+			add(h, up, e, k)
+			add(float64(f.ExpertIntermediate), h, e, k)
+		}
 		break
 	}
 	return mods, n
@@ -366,8 +376,8 @@ func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModule
 
 // loraBlockParams is rank × (in + out) summed over the adapted layers of a
 // block; in a mixture of experts every expert's MLP gets its own adapters.
-func loraBlockParams(m catalog.Model, ls layerShape, rank int, targets string) int64 {
-	mods, n := loraModules(m, ls, targets)
+func loraBlockParams(m catalog.Model, ls layerShape, rank int, targets string, experts bool) int64 {
+	mods, n := loraModules(m, ls, targets, experts)
 	var sum float64
 	for _, mod := range mods[:n] {
 		sum += mod.count * float64(rank) * (mod.in + mod.out)
@@ -376,10 +386,10 @@ func loraBlockParams(m catalog.Model, ls layerShape, rank int, targets string) i
 }
 
 // LoRAParams is the adapter size: rank × (in + out) per adapted matrix, per
-// block. Decoder blocks of encoder-decoder models also adapt the
-// cross-attention's matching projections (PEFT's T5 targets q and v match
-// both attentions).
-func LoRAParams(m catalog.Model, rank int, targets string) int64 {
+// block, with experts the routed experts' adapters too. Decoder blocks of
+// encoder-decoder models also adapt the cross-attention's matching
+// projections (PEFT's T5 targets q and v match both attentions).
+func LoRAParams(m catalog.Model, rank int, targets string, experts bool) int64 {
 	if !validTargets(targets) {
 		targets = DefaultLoRATargets
 	}
@@ -389,13 +399,13 @@ func LoRAParams(m catalog.Model, rank int, targets string) int64 {
 		if targets != "qv" {
 			cross = "attn"
 		}
-		n := int64(m.NumLayers) * loraBlockParams(m, ls, rank, targets)
-		return n + int64(m.NumDecoderLayers)*(loraBlockParams(m, ls, rank, targets)+loraBlockParams(m, ls, rank, cross))
+		n := int64(m.NumLayers) * loraBlockParams(m, ls, rank, targets, false)
+		return n + int64(m.NumDecoderLayers)*(loraBlockParams(m, ls, rank, targets, false)+loraBlockParams(m, ls, rank, cross, false))
 	}
 	var n int64
 	for i := range m.NumLayerGroups() {
 		ls := shapeAt(m, i)
-		n += int64(ls.layers) * loraBlockParams(m, ls, rank, targets)
+		n += int64(ls.layers) * loraBlockParams(m, ls, rank, targets, experts)
 	}
 	return n
 }
@@ -411,7 +421,7 @@ func DoRAMagnitudeParams(m catalog.Model, targets string) int64 {
 	var n float64
 	for i := range m.NumLayerGroups() {
 		ls := shapeAt(m, i)
-		mods, k := loraModules(m, ls, targets)
+		mods, k := loraModules(m, ls, targets, false) // DoRA cannot wrap a 3-D parameter (PEFT ParamWrapper)
 		for _, mod := range mods[:k] {
 			n += ls.layers * mod.count * mod.out
 		}

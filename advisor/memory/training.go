@@ -125,13 +125,18 @@ type frameworkDefaults struct {
 	// blocks, so that a block's frozen weights and its adapters share one
 	// FlatParameter whose gradient covers all of them (fsdpGradientBytes).
 	fsdpMixedFlatParams bool
-	source              string
+	// loraExperts: LoRA on a mixture of experts adapts the routed experts
+	// too; quantizesExperts: a 4-bit base quantises them too
+	// (docs/memory-model.md §6.9).
+	loraExperts, quantizesExperts bool
+	source                        string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
 	FrameworkUnsloth: {
 		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true, accumulatesUnsharded: true,
-		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation`,
+		loraExperts: true, quantizesExperts: true,
+		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation, LoRA on a mixture of experts' expert weights ("Enabling LoRA on MoE parameters") and their 4-bit storage (unsloth_zoo temporary_patches/moe_utils_bnb4bit.py)`,
 	},
 	FrameworkTorchtune: {
 		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks,
@@ -357,7 +362,7 @@ func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockB
 	} else {
 		b.perToken += e * ls.i
 	}
-	mods, n := loraModules(m, ls, w.LoRATargets)
+	mods, n := loraModules(m, ls, w.LoRATargets, w.LoRAExperts.On())
 	for _, mod := range mods[:n] {
 		b.perToken += mod.active * e * float64(w.LoRARank)
 		if w.Method == MethodDoRA {
@@ -365,4 +370,46 @@ func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockB
 		}
 	}
 	return b
+}
+
+// resolveExperts fills the mixture-of-experts switches (docs/memory-model.md
+// §6.9): whether LoRA adapts the routed experts (the framework's default:
+// Unsloth does, PEFT's target_modules and axolotl's lora_target_linear do
+// not, the experts being fused 3-D parameters under transformers 5) and
+// whether a bitsandbytes base quantises them (Unsloth does; transformers'
+// own bitsandbytes integration converts only nn.Linear layers and leaves
+// the fused experts in 16-bit, bitsandbytes#1849, unless axolotl's
+// quantize_moe_experts says otherwise). Both are empty for dense models
+// and where they do not apply.
+func resolveExperts(w *Workload, note func(string, ...any)) {
+	valid := func(s Switch) bool { return s == SwitchOn || s == SwitchOff }
+	fw, known := frameworks[w.Framework]
+	if !w.Model.IsMoE() || w.Method == MethodInference {
+		w.LoRAExperts, w.QuantizeExperts = "", ""
+		return
+	}
+	switch {
+	case !w.Method.IsAdapter():
+		w.LoRAExperts = ""
+	case w.Method == MethodDoRA:
+		w.LoRAExperts = SwitchOff // PEFT's ParamWrapper refuses DoRA
+	case valid(w.LoRAExperts):
+	case known && fw.loraExperts:
+		w.LoRAExperts = SwitchOn
+		note("LoRA on the routed experts not given: on, as %s adapts a mixture of experts' expert weights too (lora-experts=off for the attention and dense layers only)", w.Framework)
+	default:
+		w.LoRAExperts = SwitchOff
+		note("LoRA on the routed experts not given: off, as PEFT's target modules leave the fused expert weights alone (lora-experts=on for target_parameters / axolotl lora_target_parameters)")
+	}
+	switch {
+	case !quantisedBase(*w) || w.Model.Quant != nil:
+		w.QuantizeExperts = ""
+	case valid(w.QuantizeExperts):
+	case known && fw.quantizesExperts:
+		w.QuantizeExperts = SwitchOn
+		note("the routed experts are quantised with the rest of the base, as %s does (quantize-experts=off to keep them 16-bit)", w.Framework)
+	default:
+		w.QuantizeExperts = SwitchOff
+		note("the routed experts stay in 16-bit: transformers 5 stores them as fused 3-D parameters, which bitsandbytes does not quantise (quantize-experts=on for axolotl's quantize_moe_experts)")
+	}
 }

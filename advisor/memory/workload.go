@@ -73,9 +73,16 @@ const (
 	OptimizerAdamW          Optimizer = "adamw"
 	OptimizerAdamW8bit      Optimizer = "adamw-8bit"
 	OptimizerPagedAdamW8bit Optimizer = "paged-adamw-8bit"
-	OptimizerAdafactor      Optimizer = "adafactor"
-	OptimizerSGD            Optimizer = "sgd"
-	OptimizerNone           Optimizer = "none"
+	// OptimizerAdamW4bit is torchao's AdamW4bit (TrainingArguments
+	// adamw_torch_4bit): both states in 4 bits with a float32 scale per
+	// 128 values (torchao/optim/README.md).
+	OptimizerAdamW4bit Optimizer = "adamw-4bit"
+	// OptimizerAdamWFP8 is torchao's AdamWFp8: both states in float8
+	// e4m3 with a float32 scale per 256 values.
+	OptimizerAdamWFP8  Optimizer = "adamw-fp8"
+	OptimizerAdafactor Optimizer = "adafactor"
+	OptimizerSGD       Optimizer = "sgd"
+	OptimizerNone      Optimizer = "none"
 )
 
 // Offload is ZeRO offload to CPU (DeepSpeed offload_optimizer/offload_param;
@@ -89,6 +96,19 @@ const (
 	OffloadOptimizer Offload = "optimizer"
 	OffloadParam     Offload = "param" // parameters and optimizer states
 )
+
+// Switch is a setting that is on, off or not given (""), when the tools'
+// default depends on the rest of the workload.
+type Switch string
+
+// Switch values.
+const (
+	SwitchOn  Switch = "on"
+	SwitchOff Switch = "off"
+)
+
+// On reports whether the switch is on.
+func (s Switch) On() bool { return s == SwitchOn }
 
 // Attention is the attention kernel: flash/SDPA (no s² scores) or eager.
 type Attention string
@@ -168,6 +188,20 @@ type Workload struct {
 	// step (0: one). Memory does not depend on it; the optimizer step
 	// fused into backward needs it to be one.
 	GradAccumSteps int `json:"grad_accum_steps,omitempty"`
+
+	// Mixtures of experts (docs/memory-model.md §6.9); Resolve fills the
+	// framework's default and leaves both empty for a dense model.
+
+	// LoRAExperts: adapters on the routed experts' fused 3-D weights too
+	// (PEFT target_parameters, axolotl lora_target_parameters, Unsloth's
+	// MoE LoRA). targets= names the attention and dense layers only.
+	LoRAExperts Switch `json:"lora_experts,omitempty"`
+	// QuantizeExperts: over a bitsandbytes 4- or 8-bit base, the routed
+	// experts are quantised too (axolotl quantize_moe_experts, Unsloth's
+	// 4-bit MoE experts, transformers 4's per-expert Linear layers). Off,
+	// transformers 5 keeps its fused 3-D experts in 16-bit, which
+	// bitsandbytes does not convert (bitsandbytes#1849).
+	QuantizeExperts Switch `json:"quantize_experts,omitempty"`
 }
 
 // Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").

@@ -71,6 +71,12 @@ type Case struct {
 	Compile bool `json:"compile,omitempty"`
 	// GradAccum is the micro-batches per optimizer step (0: one).
 	GradAccum int `json:"grad_accum,omitempty"`
+	// LoRAExperts: LoRA on the routed experts' fused weights too (PEFT
+	// target_parameters); QuantizeExperts: the routed experts quantised
+	// with a bitsandbytes base (axolotl quantize_moe_experts). Nil: the
+	// framework's default.
+	LoRAExperts     *bool `json:"lora_experts,omitempty"`
+	QuantizeExperts *bool `json:"quantize_experts,omitempty"`
 
 	// Category groups the cases of a set by the technique they test
 	// (fsdp2, offload, moe-ft, unsloth, low-bit-optim, ...), for the
@@ -207,6 +213,7 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 	w.ActivationOffload = c.ActivationOffload
 	w.Framework = memory.Framework(c.Framework)
 	w.TP, w.PP = c.TP, c.PP
+	w.LoRAExperts, w.QuantizeExperts = switchOf(c.LoRAExperts), switchOf(c.QuantizeExperts)
 	w.Attention = memory.Attention(c.Attention)
 	if w.Method == memory.MethodInference && w.GPUs > 1 && w.ZeroStage == 0 && w.TP <= 1 && w.PP <= 1 {
 		// Inference over several GPUs without ZeRO is accelerate's
@@ -225,6 +232,17 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 		measure = MeasureTotal
 	}
 	return w, measure, ""
+}
+
+// switchOf is a case's optional flag as a workload switch.
+func switchOf(b *bool) memory.Switch {
+	switch {
+	case b == nil:
+		return ""
+	case *b:
+		return memory.SwitchOn
+	}
+	return memory.SwitchOff
 }
 
 // inferencePromptTokens stands for "a short prompt" where an inference case

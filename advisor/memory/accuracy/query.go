@@ -81,6 +81,12 @@ func (c Case) Query() (q string, ok bool) {
 		}
 		add("targets=%s", w.LoRATargets)
 	}
+	if w.LoRAExperts != "" {
+		add("lora-experts=%s", w.LoRAExperts)
+	}
+	if w.QuantizeExperts != "" {
+		add("quantize-experts=%s", w.QuantizeExperts)
+	}
 	if w.TP > 1 {
 		add("tp=%d", w.TP)
 	}
