@@ -26,7 +26,13 @@ func modelStates(w Workload, m catalog.Model, r regime, scale float64) states {
 		frozenLinear = 0
 	}
 	mp := float64(w.TP * w.PP)
-	deepspeedMixed := r.amp && w.Sharding == ShardingDeepSpeed
+	// DeepSpeed's fp16 and bf16 modes are mixed precision whatever dtype
+	// the model was loaded in: its ZeRO optimizers keep fp32 master
+	// partitions and fp32 optimizer states (docs/memory-model.md §1.2).
+	deepspeedMixed := w.Sharding == ShardingDeepSpeed && (r.amp || w.Precision == PrecisionBF16 || w.Precision == PrecisionFP16)
+	if deepspeedMixed {
+		r.stateScale = 1
+	}
 
 	var s states
 	optim := optimizerStateBytes(w, m, r)

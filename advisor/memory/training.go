@@ -112,6 +112,10 @@ type frameworkDefaults struct {
 	// upcast in this many pieces of tokens (torchtune's 8); 0 is a fused
 	// linear cross-entropy sized like Liger's (chunkedLogitsBytes).
 	lossChunks int
+	// lossFreeShare: the chunked loss sizes its pieces so that one
+	// piece's fp32 logits stay within this share of the GPU's free memory
+	// (Unsloth's fused loss; chunkedLogitsBytes).
+	lossFreeShare float64
 	// sequenceParallel: tensor parallelism comes with sequence
 	// parallelism (sequenceParallelSplit).
 	sequenceParallel bool
@@ -129,13 +133,17 @@ type frameworkDefaults struct {
 	// too; quantizesExperts: a 4-bit base quantises them too
 	// (docs/memory-model.md §6.9).
 	loraExperts, quantizesExperts bool
-	source                        string
+	// moeKernels: the framework's MoE kernels apply expert adapters as
+	// x·A·B and dequantise one expert at a time, holding no whole layer's
+	// merged or dequantised experts (fusedExpertBytes).
+	moeKernels bool
+	source     string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
 	FrameworkUnsloth: {
 		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true, accumulatesUnsharded: true,
-		loraExperts: true, quantizesExperts: true,
+		loraExperts: true, quantizesExperts: true, moeKernels: true, lossFreeShare: unslothLossFreeShare,
 		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation, LoRA on a mixture of experts' expert weights ("Enabling LoRA on MoE parameters") and their 4-bit storage (unsloth_zoo temporary_patches/moe_utils_bnb4bit.py)`,
 	},
 	FrameworkTorchtune: {
@@ -328,10 +336,14 @@ const torchtitanLossChunks = 8
 // writes its gradient into the chunk), plus the gradient of the hidden
 // states, allocated whole, and for a trained output head its gradient
 // accumulator (liger_kernel/ops/fused_linear_cross_entropy.py).
-func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab float64) float64 {
+func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab, free float64) float64 {
 	tp := float64(w.TP)
-	if n := frameworks[w.Framework].lossChunks; n > 0 {
+	fw := frameworks[w.Framework]
+	if n := fw.lossChunks; n > 0 {
 		return tokens * vocab * (r.act + logitsUpcastBytes) / float64(n) / tp
+	}
+	if fw.lossFreeShare > 0 {
+		return targetChunkedLogitsBytes(w, m, r, tokens, vocab, math.Max(0, free)*fw.lossFreeShare) / tp
 	}
 	h := float64(m.HiddenSize)
 	inc := math.Ceil(vocab / math.Max(1, h))
@@ -412,4 +424,37 @@ func resolveExperts(w *Workload, note func(string, ...any)) {
 		w.QuantizeExperts = SwitchOff
 		note("the routed experts stay in 16-bit: transformers 5 stores them as fused 3-D parameters, which bitsandbytes does not quantise (quantize-experts=on for axolotl's quantize_moe_experts)")
 	}
+}
+
+// unslothLossFreeShare is the share of the GPU's free memory (read when
+// the loss first runs) that one chunk of Unsloth's fused loss may fill
+// with fp32 logits (unsloth_zoo fused_losses/cross_entropy_loss.py,
+// _get_chunk_multiplier, get_chunk_size, since September 2025). Releases
+// from July 2026 also cap it at 4 GiB (unsloth-zoo #857), which the
+// measured runs predate; on a large card the estimate is then an upper
+// bound.
+const unslothLossFreeShare = 0.5
+
+// targetChunkedLogitsBytes is a fused loss that splits the tokens into the
+// fewest chunks, in multiples of 4, whose fp32 logits fit target (Unsloth's
+// UnslothFusedLoss, "target_gb specifies the max GB memory the fused loss
+// can use"; docs/memory-model.md §6.3): each chunk's 16-bit logits and
+// their 16-bit gradient (the loss is compiled, torch_compile=True, which
+// fuses the fp32 upcast into the cross-entropy kernel), the hidden states'
+// gradient allocated whole up front (grad_inputs =
+// torch.empty_like(hidden_states)) and, when the output head is trained,
+// its gradient accumulator. At a 256k vocabulary even 2,048 tokens fill
+// one 4 GiB chunk.
+func targetChunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab, target float64) float64 {
+	fp32 := tokens * vocab * fp32Bytes
+	n := 1.0
+	if fp32 > target {
+		n = math.Min(tokens, 4*math.Ceil(fp32/math.Max(1, target)/4))
+	}
+	h := float64(m.HiddenSize)
+	b := tokens/n*vocab*2*r.act + tokens*h*r.act
+	if w.Method == MethodFull {
+		b += vocab * h * r.grad
+	}
+	return b
 }

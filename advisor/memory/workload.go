@@ -189,6 +189,12 @@ type Workload struct {
 	// fused into backward needs it to be one.
 	GradAccumSteps int `json:"grad_accum_steps,omitempty"`
 
+	// GPUMemoryBytes is the memory of the GPU the workload runs on, as
+	// CUDA reports it, for the tools that size their buffers by what is
+	// free (Unsloth's fused loss, docs/memory-model.md §6.3); 0 is a card
+	// with room to spare.
+	GPUMemoryBytes int64 `json:"gpu_memory_bytes,omitempty"`
+
 	// Mixtures of experts (docs/memory-model.md §6.9); Resolve fills the
 	// framework's default and leaves both empty for a dense model.
 
@@ -205,9 +211,10 @@ type Workload struct {
 }
 
 // Breakdown is the per-GPU estimate, in bytes (DESIGN.md §3.3 "estimate").
-// PeakAllocated is what torch.cuda.max_memory_allocated() would report;
-// Total is what nvidia-smi would show (peak + allocator reserve + context),
-// and RuntimeOverhead = Total - PeakAllocated. With a serving engine
+// PeakAllocated is what torch.cuda.max_memory_allocated() would report,
+// Reserved what torch.cuda.max_memory_reserved() would; Total is what
+// nvidia-smi would show (reserved + CUDA context + NCCL), and
+// RuntimeOverhead = Total - PeakAllocated. With a serving engine
 // (vLLM, SGLang, TGI, llama.cpp, Ollama) the figures are the engine's own
 // (advisor/serving): Weights as it logs them, Activations its profiled
 // peak, KVCache the cache of the requested batch (or users) × seq_len, and
@@ -224,6 +231,12 @@ type Breakdown struct {
 	PeakAllocatedBytes   int64 `json:"peak_allocated_bytes"`
 	RuntimeOverheadBytes int64 `json:"runtime_overhead_bytes"`
 	TotalBytes           int64 `json:"total_bytes"`
+	// ReservedBytes is what torch.cuda.max_memory_reserved() would report:
+	// the caching allocator's peak segments (peak allocated, its slack,
+	// and the loader's staging it keeps cached), without the CUDA context
+	// and NCCL's buffers that nvidia-smi adds (docs/memory-model.md §6.10).
+	// Serving engines' breakdowns leave it 0.
+	ReservedBytes int64 `json:"reserved_bytes,omitempty"`
 }
 
 // Fit is the band of DESIGN.md §4: never false precision.

@@ -147,8 +147,23 @@ type Measure string
 // Measures.
 const (
 	MeasurePeakAllocated Measure = "peak_allocated" // torch.cuda.max_memory_allocated, "peak memory active"
-	MeasureTotal         Measure = "total"          // nvidia-smi, reserved + context
+	MeasurePeakReserved  Measure = "peak_reserved"  // torch.cuda.max_memory_reserved: the allocator's segments, no CUDA context
+	MeasureTotal         Measure = "total"          // nvidia-smi, NVML: reserved + CUDA context + NCCL
 )
+
+// measureOf reads how a case's figure was taken: nvidia-smi and NVML
+// (WandB's system panel) see the whole process, max_memory_reserved the
+// caching allocator's segments, anything else the tensors allocated.
+func measureOf(text string) Measure {
+	t := strings.ToLower(text)
+	switch {
+	case strings.Contains(t, "nvidia-smi") || strings.Contains(t, "nvml"):
+		return MeasureTotal
+	case strings.Contains(t, "reserved"):
+		return MeasurePeakReserved
+	}
+	return MeasurePeakAllocated
+}
 
 // Workload maps a case to a workload, or says why the case does not specify
 // one: only measured cases (not formulas, rules of thumb or bounds) with a
@@ -214,6 +229,7 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 	w.Framework = memory.Framework(c.Framework)
 	w.TP, w.PP = c.TP, c.PP
 	w.LoRAExperts, w.QuantizeExperts = switchOf(c.LoRAExperts), switchOf(c.QuantizeExperts)
+	w.GPUMemoryBytes = gpuMemoryOf(c.GPU)
 	w.Attention = memory.Attention(c.Attention)
 	if w.Method == memory.MethodInference && w.GPUs > 1 && w.ZeroStage == 0 && w.TP <= 1 && w.PP <= 1 {
 		// Inference over several GPUs without ZeRO is accelerate's
@@ -227,11 +243,7 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 			w.LoRATargets = memory.DefaultLoRATargets
 		}
 	}
-	measure := MeasurePeakAllocated
-	if strings.Contains(strings.ToLower(c.Measure), "nvidia-smi") || strings.Contains(strings.ToLower(c.Measure), "reserved") {
-		measure = MeasureTotal
-	}
-	return w, measure, ""
+	return w, measureOf(c.Measure), ""
 }
 
 // switchOf is a case's optional flag as a workload switch.
@@ -441,8 +453,14 @@ func Evaluate(cases []Case) Report {
 		w = memory.Resolve(w)
 		b := memory.Estimate(w)
 		est := float64(b.PeakAllocatedBytes)
-		if measure == MeasureTotal {
+		switch measure {
+		case MeasureTotal:
 			est = float64(b.TotalBytes)
+		case MeasurePeakReserved:
+			est = float64(b.ReservedBytes)
+			if b.ReservedBytes == 0 { // a serving engine's breakdown
+				est = float64(b.TotalBytes)
+			}
 		}
 		// The rules give a job total; the cases report the most loaded GPU.
 		gpus := float64(max(1, w.GPUs))
@@ -602,8 +620,11 @@ func (rep Report) WriteTable(out io.Writer) error {
 
 // short is the measure's column label.
 func (m Measure) short() string {
-	if m == MeasureTotal {
+	switch m {
+	case MeasureTotal:
 		return "total"
+	case MeasurePeakReserved:
+		return "rsvd"
 	}
 	return "peak"
 }

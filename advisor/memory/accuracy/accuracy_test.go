@@ -285,10 +285,17 @@ func TestCaseMapping(t *testing.T) {
 	if reason != "" || measure != MeasurePeakAllocated || w.Model.Name != "Llama-2-7B" || w.Batch != 2 || w.SeqLen != 512 || !w.GradCheckpointing {
 		t.Errorf("mapped to %+v %s %q", w, measure, reason)
 	}
-	c.Measure = "nvidia-smi used memory"
-	if _, measure, _ := c.Workload(); measure != MeasureTotal {
-		t.Errorf("nvidia-smi case compared with %s", measure)
+	for text, want := range map[string]Measure{
+		"nvidia-smi used memory": MeasureTotal, "wandb system GPU memory (NVML, as nvidia-smi)": MeasureTotal,
+		"torch.cuda.max_memory_reserved": MeasurePeakReserved, "torchtitan memory log: max_reserved_gib": MeasurePeakReserved,
+		"torch max_memory_allocated/1e9": MeasurePeakAllocated,
+	} {
+		c.Measure = text
+		if _, measure, _ := c.Workload(); measure != want {
+			t.Errorf("%q compared with %s, want %s", text, measure, want)
+		}
 	}
+	c.Measure = "nvidia-smi used memory"
 	c.Model = "13B mystery model"
 	c.ParamsB = 13
 	if w, _, _ := c.Workload(); w.Params != 13e9 {

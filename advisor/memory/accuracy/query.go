@@ -28,6 +28,9 @@ func (c Case) Query() (q string, ok bool) {
 	add("bs=%d", w.Batch)
 	add("seq=%d", w.SeqLen)
 	add("gpus=%d", w.GPUs)
+	if _, word, ok := caseGPU(c.GPU); ok {
+		add("%s", word)
+	}
 	if memory.KnownPrecision(w.Precision) || memory.IsCheckpointPrecision(w.Precision) {
 		// A pre-quantised checkpoint's format (awq, gptq, fp8) is a
 		// precision= word too (DESIGN.md §3.2, turn 2).
