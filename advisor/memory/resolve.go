@@ -133,7 +133,7 @@ func resolve(w Workload, record bool) Workload {
 	}
 	w.Batch = min(w.Batch, MaxBatch)
 	if w.SeqLen <= 0 {
-		w.SeqLen = DefaultSeqLen
+		w.SeqLen = FrameworkSeqLen(w.Framework)
 		if mp := w.Model.MaxPositionEmbeddings; mp > 0 && mp < w.SeqLen {
 			w.SeqLen = mp
 		}
@@ -178,12 +178,23 @@ func resolve(w Workload, record bool) Workload {
 		}
 	}
 	if w.Method.IsAdapter() {
-		if w.LoRARank <= 0 {
+		fw, known := frameworks[w.Framework]
+		switch {
+		case w.LoRARank > 0:
+		case known && fw.loraRank > 0:
+			w.LoRARank = fw.loraRank
+			note("LoRA rank not given: %d, as %s's recipes", w.LoRARank, w.Framework)
+		default:
 			w.LoRARank = DefaultLoRARank
 			note("LoRA rank not given: %d (PEFT default)", w.LoRARank)
 		}
 		w.LoRARank = min(w.LoRARank, MaxLoRARank)
-		if !validTargets(w.LoRATargets) {
+		switch {
+		case validTargets(w.LoRATargets):
+		case known && fw.loraTargets != "":
+			w.LoRATargets = fw.loraTargets
+			note("LoRA targets not given: every linear layer (attention and MLP), as %s's recipes", w.Framework)
+		default:
 			w.LoRATargets = DefaultLoRATargets
 			note("LoRA targets not given: q and v projections (PEFT default)")
 		}
@@ -226,6 +237,12 @@ func resolveCheckpoint(w *Workload, note func(string, ...any)) {
 	case trainsWeights:
 		note("%s fine-tuning trains 16-bit weights: the checkpoint's %s is taken as dequantised to 16-bit", w.Method, q.Description)
 		w.Model.Quant = nil
+	case p == "" && q.Method == "mxfp4" && w.Method != MethodInference:
+		// transformers' MXFP4 kernels do inference only: TRL, axolotl and
+		// the OpenAI cookbook load gpt-oss with Mxfp4Config(dequantize=True)
+		// to train it (docs/memory-model.md §6.6).
+		w.Precision, w.Model.Quant = PrecisionBF16, nil
+		note("precision not given: the checkpoint's %s is dequantised to bf16 for training, as Mxfp4Config(dequantize=True) loads it (TRL, axolotl, the OpenAI cookbook)", q.Description)
 	case p == "":
 		w.Precision = checkpointPrecision(q)
 		note("precision not given: the checkpoint's own, %s (%s)", q.Description, q.Source)
@@ -430,6 +447,16 @@ func DoRAMagnitudeParams(m catalog.Model, targets string) int64 {
 		n *= float64(m.TotalLayers()) / math.Max(1, float64(m.NumLayers))
 	}
 	return int64(n)
+}
+
+// FrameworkSeqLen is the sequence length fw's recipes truncate to when
+// the query gives none: TRL's SFTConfig max_length=1024, DefaultSeqLen
+// for the others.
+func FrameworkSeqLen(fw Framework) int {
+	if n := frameworks[fw].seqLen; n > 0 {
+		return n
+	}
+	return DefaultSeqLen
 }
 
 // KnownPrecision reports whether p is a precision the estimator models

@@ -137,26 +137,36 @@ type frameworkDefaults struct {
 	// x·A·B and dequantise one expert at a time, holding no whole layer's
 	// merged or dequantised experts (fusedExpertBytes).
 	moeKernels bool
-	source     string
+	// loraRank and loraTargets are the recipes' LoRA rank and targets (0
+	// and "": PEFT's LoraConfig, r=8 on q and v); seqLen the sequence
+	// length they truncate to (0: DefaultSeqLen).
+	loraRank    int
+	loraTargets string
+	seqLen      int
+	// lossChunkTokens: the chunked loss computes the logits this many
+	// tokens at a time, each chunk checkpointed (TRL's chunked_nll).
+	lossChunkTokens int
+	source          string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
 	FrameworkUnsloth: {
 		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true, accumulatesUnsharded: true,
-		loraExperts: true, quantizesExperts: true, moeKernels: true, lossFreeShare: unslothLossFreeShare,
-		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation, LoRA on a mixture of experts' expert weights ("Enabling LoRA on MoE parameters") and their 4-bit storage (unsloth_zoo temporary_patches/moe_utils_bnb4bit.py)`,
+		loraExperts: true, quantizesExperts: true, moeKernels: true, lossFreeShare: unslothLossFreeShare, loraRank: 16, loraTargets: "all",
+		source: `Unsloth get_peft_model(r=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"], use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation, LoRA on a mixture of experts' expert weights ("Enabling LoRA on MoE parameters") and their 4-bit storage (unsloth_zoo temporary_patches/moe_utils_bnb4bit.py)`,
 	},
 	FrameworkTorchtune: {
 		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks,
-		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
+		loraRank: 8, loraTargets: "all",
+		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_rank: 8 on q_proj, v_proj, output_proj with apply_lora_to_mlp: True, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
 	},
 	FrameworkAxolotl: {
-		checkpointing: CheckpointFull, loss: LossStandard, accumulatesUnsharded: true,
-		source: "axolotl example configs: gradient_checkpointing: true",
+		checkpointing: CheckpointFull, loss: LossStandard, accumulatesUnsharded: true, loraRank: 32, loraTargets: "all",
+		source: "axolotl example configs: gradient_checkpointing: true, lora_r: 32, lora_target_linear: true",
 	},
 	FrameworkTRL: {
-		checkpointing: CheckpointFull, loss: LossChunked, accumulatesUnsharded: true,
-		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
+		checkpointing: CheckpointFull, loss: LossChunked, accumulatesUnsharded: true, seqLen: 1024, lossChunkTokens: trlLossChunkTokens, loraRank: 16,
+		source: `TRL SFTConfig defaults: gradient_checkpointing=True, bf16=True, max_length=1024, loss_type="chunked_nll" (256-token chunks); ModelConfig lora_r=16 on PEFT's default targets`,
 	},
 	FrameworkTorchtitan: {
 		checkpointing: CheckpointSelective, loss: LossChunked, lossChunks: torchtitanLossChunks, shardsAdapters: true, sequenceParallel: true,
@@ -171,8 +181,8 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: "Lightning's FSDPStrategy: FSDP1 with use_orig_params=True by default (lightning/fabric/strategies/fsdp.py), auto-wrapping whole blocks; fabric.no_backward_sync during gradient accumulation",
 	},
 	FrameworkLlamaFactory: {
-		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true, accumulatesUnsharded: true,
-		source: "LLaMA-Factory model and finetuning args: disable_gradient_checkpointing=False (checkpointing on), lora_dropout=0.0",
+		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true, accumulatesUnsharded: true, loraRank: 8, loraTargets: "all",
+		source: "LLaMA-Factory model and finetuning args: disable_gradient_checkpointing=False (checkpointing on), lora_rank=8, lora_target=all, lora_dropout=0.0, cutoff_len=2048",
 	},
 }
 
@@ -279,6 +289,12 @@ func resolveTraining(w *Workload, note func(string, ...any)) {
 	case known && fw.shardsAdapters:
 		w.Sharding, w.ZeroStage = ShardingFSDP, 3
 		note("sharding not given: FSDP full shard of the frozen base, as %s's distributed LoRA recipes", w.Framework)
+	case w.GPUMemoryBytes > 0 && baseWeightBytes(*w) > float64(w.GPUMemoryBytes):
+		// Nobody runs DDP with weights that do not fit one card: accelerate
+		// and torchrun users shard them (accelerate config's FSDP, PEFT's
+		// FSDP and DeepSpeed guides).
+		w.Sharding, w.ZeroStage = ShardingFSDP, 3
+		note("sharding not given: FSDP full shard across the %d data-parallel GPUs, since the weights (%.0f GiB) do not fit one GPU (ddp or zero= to say otherwise)", dp, baseWeightBytes(*w)/(1<<30))
 	default:
 		w.Sharding = ShardingDDP
 		note("sharding not given: plain data parallel (DDP), each of the %d GPUs holding the whole model (fsdp or zero=3 to shard it)", dp)
@@ -317,6 +333,11 @@ func checkpointWords(c Checkpointing) string {
 	return string(c)
 }
 
+// trlLossChunkTokens is TRL's chunked_nll chunk: the output head and the
+// cross-entropy over 256 valid tokens at a time, each chunk checkpointed
+// (trl/trainer/sft_trainer.py _CHUNKED_LM_HEAD_CHUNK_SIZE).
+const trlLossChunkTokens = 256
+
 // torchtuneLossChunks is torchtune's num_output_chunks (CEWithChunkedOutputLoss,
 // LinearCrossEntropyLoss).
 const torchtuneLossChunks = 8
@@ -341,6 +362,15 @@ func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab, fr
 	fw := frameworks[w.Framework]
 	if n := fw.lossChunks; n > 0 {
 		return tokens * vocab * (r.act + logitsUpcastBytes) / float64(n) / tp
+	}
+	if c := fw.lossChunkTokens; c > 0 {
+		// One checkpointed chunk's logits, upcast and gradient, and the
+		// hidden states' gradient (trl/trainer/sft_trainer.py).
+		b := math.Min(tokens, float64(c))*vocab*(r.act+logitsUpcastBytes) + tokens*float64(m.HiddenSize)*r.act
+		if w.Method == MethodFull {
+			b += vocab * float64(m.HiddenSize) * r.grad
+		}
+		return b / tp
 	}
 	if fw.lossFreeShare > 0 {
 		return targetChunkedLogitsBytes(w, m, r, tokens, vocab, math.Max(0, free)*fw.lossFreeShare) / tp
@@ -457,4 +487,21 @@ func targetChunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, voc
 		b += vocab * h * r.grad
 	}
 	return b
+}
+
+// baseWeightBytes is the model's weights per model-parallel rank at the
+// workload's precision (the checkpoint's storage where it keeps it), for
+// deciding whether they fit one GPU.
+func baseWeightBytes(w Workload) float64 {
+	m := w.Model
+	r := regimeFor(w.Precision)
+	scale := float64(w.Params) / math.Max(1, float64(m.ComputeParams()))
+	var b float64
+	if m.Quant != nil {
+		b = quantisedWeightBytes(m, r, scale)
+	} else {
+		linear, other := paramSplit(m, scale)
+		b = linear*r.quant + other*r.weight
+	}
+	return b / float64(max(1, w.TP*w.PP))
 }
