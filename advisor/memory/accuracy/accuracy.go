@@ -561,20 +561,30 @@ func (rep Report) MethodSummary(m memory.Method, rule Rule) Summary {
 	return Summary{Rule: rule}
 }
 
-// Bands is the estimator's error band per method, the table the replies
-// quote (memory.ErrorBands): median and 90th-percentile |error| and the
-// share within 25%, on the judged cases of each method.
+// Bands is the estimator's error band per method and, where a method has
+// at least memory.MinCellCases judged cases under one parallelism, per
+// method and parallelism: the table the replies quote (memory.ErrorBands;
+// median and 90th-percentile |error| and the share within 25%).
 func (rep Report) Bands() []memory.ErrorBand {
-	var out []memory.ErrorBand
-	for _, ms := range rep.ByMethod {
-		s := rep.MethodSummary(ms.Method, RuleEstimator)
-		out = append(out, memory.ErrorBand{
-			Method:            ms.Method,
+	band := func(m memory.Method, p memory.Parallelism, s Summary) memory.ErrorBand {
+		return memory.ErrorBand{
+			Method:            m,
+			Parallelism:       p,
 			Cases:             s.Cases,
 			MedianAbsErrorPct: round1(s.MedianAbsErrPct),
 			P90AbsErrorPct:    round1(s.P90AbsErrPct),
 			Within25PctShare:  math.Round(1000*s.Within25PctShare) / 1000,
-		})
+		}
+	}
+	cells := rep.Cells()
+	var out []memory.ErrorBand
+	for _, ms := range rep.ByMethod {
+		out = append(out, band(ms.Method, "", rep.MethodSummary(ms.Method, RuleEstimator)))
+		for _, c := range cells {
+			if c.Method == ms.Method && c.Summary.Cases >= memory.MinCellCases {
+				out = append(out, band(c.Method, c.Parallelism, c.Summary))
+			}
+		}
 	}
 	return out
 }

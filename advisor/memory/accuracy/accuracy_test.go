@@ -125,7 +125,7 @@ func loadFile(t *testing.T, path string) []Case {
 // allCases is every measured case the repository holds.
 func allCases(t *testing.T) []Case {
 	var all []Case
-	for _, p := range []string{casesPath, extraCasesPath, trainingCasesPath, holdoutCasesPath} {
+	for _, p := range []string{casesPath, extraCasesPath, trainingCasesPath, holdoutCasesPath, blindCasesPath} {
 		all = append(all, loadFile(t, p)...)
 	}
 	return all
@@ -158,6 +158,12 @@ const holdoutCasesPath = "testdata/holdout-cases.jsonl"
 var knownBoundGaps = map[string]string{
 	"swift-qwen25-7b-full-1gpu-bf16": "measured on the script's Dec 2024 version, when the HF Trainer's adamw_torch (PyTorch's foreach AdamW) held a √v temporary of one state at the step; today's default (adamw_torch_fused) holds none, and the grammar cannot say which",
 	"swift-qwen25-7b-lora-all-ddp2":  "unexplained: measured on the script's Dec 2024 version, 10 GiB more than the same run under ZeRO-2 (19.3 GB), which DDP's buckets for the adapters' gradients cannot hold",
+	// The 2026 blind set (testdata/SOURCES.md).
+	"unsloth-qwen3-4b-qat-int4-lora-t4":            "quantisation-aware training (Unsloth qat_scheme int4: torchao fake-quantised base weights) has no word in the grammar; +5.6 GiB over the loaded model in training where plain LoRA needs about 1",
+	"unsloth-qwen3-06b-full-qat-t4":                "quantisation-aware training (Unsloth qat_scheme phone-deployment) has no word in the grammar",
+	"unsloth-gemma3-27b-qlora-a100-40":             "unexplained: 12% under; its reserved memory after loading already exceeds the 4-bit weights and the cached embedding by 0.6 GiB",
+	"unsloth-qwen25coder-14b-qlora-pagedadamw8-t4": "unexplained: 11% under on a T4 with paged 8-bit AdamW, whose states sit outside the caching allocator",
+	"unsloth-granite4-hmicro-lora16-t4":            "Granite 4.0-H (Mamba-2 hybrid) is not in the catalog: estimated with a dense stand-in of its size, 11% under",
 }
 
 // TestHoldoutAccuracy holds the held-out cases to issue 11's acceptance on
@@ -351,12 +357,24 @@ func FuzzParseCases(f *testing.F) {
 // before any estimator change (testdata/SOURCES.md records that run).
 const blindCasesPath = "testdata/blind-2026-cases.jsonl"
 
-// TestBlind2026Accuracy keeps the 2026 set's table, per method and
-// parallelism and per category, in blind-accuracy.golden.
+// TestBlind2026Accuracy holds the 2026 set to the floors its mechanisms
+// reached (docs/memory-model.md §6.9-§6.11; it read 18.2% / 63.9% blind)
+// and keeps its table, per method and parallelism and per category, in
+// blind-accuracy.golden; no upper bound reads more than 10% under beyond
+// knownBoundGaps.
 func TestBlind2026Accuracy(t *testing.T) {
 	rep := Evaluate(loadFile(t, blindCasesPath))
-	if n := rep.Summary(RuleEstimator).Cases + len(rep.UpperBounds); n < 50 {
+	est := rep.Summary(RuleEstimator)
+	if n := est.Cases + len(rep.UpperBounds); n < 50 {
 		t.Fatalf("only %d of the 2026 cases judged", n)
+	}
+	if est.MedianAbsErrPct > 15 || est.Within25PctShare < 0.75 {
+		t.Errorf("2026 cases: median |error| %.1f%%, within 25%% %.1f%%: want <= 15%% and >= 75%%", est.MedianAbsErrPct, 100*est.Within25PctShare)
+	}
+	for _, r := range rep.BoundViolations() {
+		if _, known := knownBoundGaps[r.ID]; !known {
+			t.Errorf("%s: real sequences were shorter, yet the estimate reads %.0f%% under the measurement", r.ID, r.ErrorPct(RuleEstimator))
+		}
 	}
 	if len(rep.Categories()) < 8 {
 		t.Errorf("only %d categories", len(rep.Categories()))
