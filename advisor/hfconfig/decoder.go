@@ -360,7 +360,17 @@ func (r *reader) readMLA(c *config, heads int, bias bool) arch.Attention {
 		RopeDim:    rope,
 		QKVBias:    bias,
 		OutBias:    bias,
+		// DeepSeek-V3.2's and GLM-5's DSA indexer (index_topk, index_n_heads).
+		IndexHeadDim: indexHeadDim(c),
 	}
+}
+
+// indexHeadDim is a sparse-attention indexer's key width, 0 for none.
+func indexHeadDim(c *config) int {
+	if !c.has("index_topk") && !c.has("index_n_heads") {
+		return 0
+	}
+	return c.count(0, "index_head_dim")
 }
 
 // Bytes per element of the linear-attention state: the model dtype (bf16)
