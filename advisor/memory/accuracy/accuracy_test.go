@@ -125,7 +125,7 @@ func loadFile(t *testing.T, path string) []Case {
 // allCases is every measured case the repository holds.
 func allCases(t *testing.T) []Case {
 	var all []Case
-	for _, p := range []string{casesPath, extraCasesPath, trainingCasesPath, holdoutCasesPath, blindCasesPath} {
+	for _, p := range []string{casesPath, extraCasesPath, trainingCasesPath, holdoutCasesPath, blindCasesPath, holdout2026CasesPath} {
 		all = append(all, loadFile(t, p)...)
 	}
 	return all
@@ -164,6 +164,13 @@ var knownBoundGaps = map[string]string{
 	"unsloth-gemma3-27b-qlora-a100-40":             "unexplained: 12% under; its reserved memory after loading already exceeds the 4-bit weights and the cached embedding by 0.6 GiB",
 	"unsloth-qwen25coder-14b-qlora-pagedadamw8-t4": "unexplained: 11% under on a T4 with paged 8-bit AdamW, whose states sit outside the caching allocator",
 	"unsloth-granite4-hmicro-lora16-t4":            "Granite 4.0-H (Mamba-2 hybrid) is not in the catalog: estimated with a dense stand-in of its size, 11% under",
+	// The 2026 holdout, scored once at the end (testdata/SOURCES.md): left
+	// as they read, not tuned.
+	"unsloth-gemma4-e4b-qlora-t4":              "Gemma 4 E4B is not in the catalog: estimated with a dense stand-in of its size, without its per-layer embeddings; 39% under",
+	"unsloth-llama32-3b-qlora-t4":              "unexplained: 19% under on a T4 (fp16, no bf16), where the Llama-3.2-3B notebook's sibling runs on other GPUs are within 10%",
+	"unsloth-qwen3-14b-qlora-reasoning-t4":     "unexplained: 17% under on a T4 (fp16 compute) with Unsloth's dynamic 4-bit checkpoint, whose 16-bit layers the grammar cannot name",
+	"unsloth-qwen3-14b-qlora-alpaca-t4":        "unexplained: 10% under on a T4 (fp16 compute) with Unsloth's dynamic 4-bit checkpoint",
+	"unsloth-nemotron3nano-30ba3b-lora16-a100": "13% under: a Mamba-2/MoE hybrid in 16-bit with padding-free batches, whose mixer states and expert paths under Unsloth are not modelled",
 }
 
 // TestHoldoutAccuracy holds the held-out cases to issue 11's acceptance on
@@ -194,6 +201,36 @@ func TestHoldoutAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "holdout-accuracy.golden", table.Bytes())
+}
+
+// holdout2026CasesPath holds the 2026 runs kept out of sight until the
+// estimator's issue-25 work was done, then scored once (testdata/SOURCES.md
+// records that run and the re-expression that followed).
+const holdout2026CasesPath = "testdata/holdout-2026-cases.jsonl"
+
+// TestHoldout2026Accuracy keeps the 2026 holdout where its one scoring left
+// it (11.3% / 64.5% once re-expressed; issue 25's acceptance is 10% / 85%,
+// not met): a guard against regressions, not a target it was tuned to. Its
+// table is in holdout-2026-accuracy.golden.
+func TestHoldout2026Accuracy(t *testing.T) {
+	rep := Evaluate(loadFile(t, holdout2026CasesPath))
+	est := rep.Summary(RuleEstimator)
+	if n := est.Cases + len(rep.UpperBounds); n < 40 {
+		t.Fatalf("only %d of the 2026 holdout cases judged", n)
+	}
+	if est.MedianAbsErrPct > 12 || est.Within25PctShare < 0.64 {
+		t.Errorf("2026 holdout: median |error| %.1f%%, within 25%% %.1f%%: want <= 12%% and >= 64%%", est.MedianAbsErrPct, 100*est.Within25PctShare)
+	}
+	for _, r := range rep.BoundViolations() {
+		if _, known := knownBoundGaps[r.ID]; !known {
+			t.Errorf("%s: real sequences were shorter, yet the estimate reads %.0f%% under the measurement", r.ID, r.ErrorPct(RuleEstimator))
+		}
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "holdout-2026-accuracy.golden", table.Bytes())
 }
 
 // TestCombinedAccuracy is issue 11's acceptance on every measured case the
