@@ -184,6 +184,13 @@ func anySet(s map[string]bool) map[string]any {
 	return out
 }
 
+// weightBits is a compressed-tensors weight scheme's num_bits (8 when
+// unstated), and whether it is a width a weight can have (1 to 16 bits).
+func weightBits(w *config) (int, bool) {
+	bits := w.optInt(8, "num_bits")
+	return bits, bits >= 1 && bits <= 16
+}
+
 // compressedGroupBytes is the bytes per weight of one compressed-tensors
 // config group's weight scheme (its num_bits, type, strategy, group and
 // block sizes), with its description.
@@ -232,6 +239,9 @@ func (r *reader) readCompressedGroups(q *config, m arch.Model) *arch.Quantizatio
 		g := groups.sub(name)
 		if g == nil || g.sub("weights") == nil {
 			continue
+		}
+		if _, ok := weightBits(g.sub("weights")); !ok {
+			continue // no weight width: its modules stay at the compute dtype
 		}
 		b, desc := compressedGroupBytes(g, format)
 		for _, target := range g.strings("targets") {

@@ -182,7 +182,11 @@ func (r *reader) readCompressedTensors(q *config) *arch.Quantization {
 		return nil
 	}
 	w := g.sub("weights")
-	bits := w.optInt(8, "num_bits")
+	bits, ok := weightBits(w)
+	if !ok {
+		r.note("compressed-tensors num_bits %d is no weight width: weights counted at 16-bit", bits)
+		return nil
+	}
 	typ := strings.ToLower(w.optString("int", "type"))
 	group := w.count(0, "group_size")
 	strategy := strings.ToLower(w.optString("", "strategy"))
