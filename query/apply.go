@@ -322,7 +322,10 @@ func fillSeq(r *reading) {
 		return
 	}
 	seq, why := defaultSeq, ""
-	if maxPos := w.Model.MaxPositionEmbeddings; maxPos > 0 && maxPos < defaultSeq {
+	if fs := memory.FrameworkSeqLen(w.Framework); fs != defaultSeq && r.training {
+		seq, why = fs, fmt.Sprintf(" (%s's max_length)", w.Framework)
+	}
+	if maxPos := w.Model.MaxPositionEmbeddings; maxPos > 0 && maxPos < seq {
 		seq, why = maxPos, fmt.Sprintf(" (%s's maximum)", w.ModelName)
 	}
 	w.SeqLen = seq

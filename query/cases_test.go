@@ -15,7 +15,7 @@ import (
 // each gives the estimate the accuracy harness judges.
 func TestMeasuredCasesAsQueries(t *testing.T) {
 	n := 0
-	for _, path := range []string{"cases.jsonl", "extra-cases.jsonl", "training-cases.jsonl", "holdout-cases.jsonl"} {
+	for _, path := range []string{"cases.jsonl", "extra-cases.jsonl", "training-cases.jsonl", "holdout-cases.jsonl", "blind-2026-cases.jsonl", "holdout-2026-cases.jsonl"} {
 		data, err := os.ReadFile("../advisor/memory/accuracy/testdata/" + path)
 		if err != nil {
 			t.Fatal(err)

@@ -149,10 +149,12 @@ func (p *parsedQuery) gpuOf(r *reading) error {
 			return errs.New(errs.Internal, "default GPU %s missing from the catalog", defaultGPUKey)
 		}
 		q.GPU = g
+		r.w().GPUMemoryBytes = g.UsableBytes
 		r.assume(DefaultGPU, "GPU not given: assuming %s", g.Name)
 		return nil
 	}
 	q.GPU = *p.gpu
+	r.w().GPUMemoryBytes = q.GPU.UsableBytes
 	q.Budget = p.budget
 	if p.budget {
 		r.note("budget '%s' read as %s usable (GPU tools label GiB as GB), on a GPU with bf16 and without fp8", ShowToken(p.gpuTok), budgetGiB(q.GPU.UsableBytes))

@@ -181,8 +181,8 @@ var Settings = []*Setting{
 	},
 	{
 		Key: "optim", Aliases: []string{"optimizer"}, Value: optimEnum, Scope: ScopeTraining, phase: phaseOptimizer,
-		Bare:    []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"},
-		Default: "AdamW for training", Help: "optimizer states per trained parameter: AdamW 8 bytes, 8-bit Adam 2, Adafactor about 4/√n, SGD 0",
+		Bare:    []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adamw-4bit", "adamw-fp8", "adafactor", "sgd"},
+		Default: "AdamW for training", Help: "optimizer states per trained parameter: AdamW 8 bytes, 8-bit Adam 2 (bitsandbytes, torchao), torchao's 4-bit AdamW about 1 and FP8 AdamW 2, Adafactor about 4/√n, SGD 0",
 		Fixes: []string{fix.Optim8bit}, Of: func(w memory.Workload) string { return string(w.Optimizer) },
 		apply: applyOptim, fill: fillOptim,
 	},
@@ -234,6 +234,22 @@ var Settings = []*Setting{
 		Key: "targets", Value: targetsEnum, Scope: ScopeAdapter, phase: phaseAdapter, Keyed: targetsEnum.spellings(),
 		Default: "PEFT's q and v, stated, or the framework's own (all linear layers for Unsloth, axolotl…)", Help: "LoRA target modules: `qv`, every attention projection, or every linear layer",
 		Follows: []string{fix.LoRA, fix.QLoRA}, Of: func(w memory.Workload) string { return w.LoRATargets }, apply: applyTargets,
+	},
+	{
+		Key: "lora-experts", Aliases: []string{"lora-target-parameters", "target-parameters", "expert-lora", "lora-moe-experts"},
+		Value: boolEnum, Scope: ScopeAdapter, phase: phaseAdapter,
+		Default: "off (PEFT's target modules and axolotl's lora_target_linear skip the fused expert weights); on under Unsloth",
+		Help:    "LoRA on a mixture of experts' routed experts too (PEFT target_parameters on gate_up_proj/down_proj): r × experts × (in + out) adapters per layer and the merged expert weights in flight",
+		Of:      func(w memory.Workload) string { return string(w.LoRAExperts) },
+		apply:   func(r *reading, v value) error { r.w().LoRAExperts = memory.Switch(v.canon); return nil },
+	},
+	{
+		Key: "quantize-experts", Aliases: []string{"quantize-moe-experts", "quantise-experts"},
+		Value: boolEnum, Scope: ScopeTraining, phase: phaseWeights,
+		Default: "off (transformers 5's bitsandbytes integration leaves a mixture of experts' fused expert weights in 16-bit); on under Unsloth",
+		Help:    "4- or 8-bit routed experts over a bitsandbytes base (axolotl quantize_moe_experts), dequantised a layer at a time",
+		Of:      func(w memory.Workload) string { return string(w.QuantizeExperts) },
+		apply:   func(r *reading, v value) error { r.w().QuantizeExperts = memory.Switch(v.canon); return nil },
 	},
 	{
 		Key: "attn", Aliases: []string{"attention", "attn-implementation", "attention-implementation"},

@@ -302,11 +302,16 @@ var (
 			"adamw": "adamw", "adam": "adamw", "adamw-torch": "adamw", "adamw-torch-fused": "adamw",
 			"adamw-8bit": "adamw-8bit", "adamw8bit": "adamw-8bit", "adam8bit": "adamw-8bit", "adamw-bnb-8bit": "adamw-8bit", "8bit-adam": "adamw-8bit",
 			"paged-adamw-8bit": "paged-adamw-8bit", "paged-adamw8bit": "paged-adamw-8bit",
+			// torchao's low-bit AdamW (TrainingArguments adamw_torch_8bit /
+			// adamw_torch_4bit; AdamWFp8 has no TrainingArguments name).
+			"adamw-torch-8bit": "adamw-8bit", "adamw-torchao-8bit": "adamw-8bit",
+			"adamw-4bit": "adamw-4bit", "adamw4bit": "adamw-4bit", "adamw-torch-4bit": "adamw-4bit", "adamw-torchao-4bit": "adamw-4bit", "4bit-adam": "adamw-4bit",
+			"adamw-fp8": "adamw-fp8", "adamwfp8": "adamw-fp8", "adamw-torch-fp8": "adamw-fp8", "adamw-torchao-fp8": "adamw-fp8",
 			// Paged 32-bit AdamW keeps AdamW's 8 bytes per parameter.
 			"paged-adamw-32bit": "adamw", "adamw-hf": "adamw", "adamw-apex-fused": "adamw",
 			"adafactor": "adafactor", "sgd": "sgd", "none": "none",
 		},
-		canon: []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "none"},
+		canon: []string{"adamw", "adamw-8bit", "paged-adamw-8bit", "adamw-4bit", "adamw-fp8", "adafactor", "sgd", "none"},
 	}
 	boolEnum = enum{
 		values: map[string]string{"on": "on", "true": "on", "yes": "on", "1": "on", "off": "off", "false": "off", "no": "off", "0": "off"},

@@ -84,6 +84,11 @@ type Attention struct {
 	QLoRARank  int `json:"q_lora_rank,omitempty"`
 	KVLoRARank int `json:"kv_lora_rank,omitempty"`
 	RopeDim    int `json:"qk_rope_head_dim,omitempty"`
+	// IndexHeadDim is the key width of a sparse-attention indexer
+	// (DeepSeek-V3.2's and GLM-5's DSA lightning indexer, index_head_dim):
+	// the engines cache one FP8 key of it per token and layer beside the
+	// attention's own cache (IndexCacheBytes).
+	IndexHeadDim int `json:"index_head_dim,omitempty"`
 
 	// Linear attention (KindLinear).
 	LinearType string `json:"linear_type,omitempty"` // LinearGatedDeltaNet, LinearLightning
@@ -111,6 +116,22 @@ func (a Attention) vHeadDim() int {
 // LatentDim is what an MLA layer caches per token: kv_lora_rank +
 // qk_rope_head_dim (576 for DeepSeek-V3).
 func (a Attention) LatentDim() int { return a.KVLoRARank + a.RopeDim }
+
+// indexQuantBlock is the values per float32 scale of a DSA indexer key.
+const indexQuantBlock = 128
+
+// IndexCacheBytes is what a sparse-attention indexer caches per token and
+// layer, in bytes whatever the KV dtype: an FP8 key of IndexHeadDim and a
+// float32 scale per 128 of it — 132 B for index_head_dim 128 (SGLang
+// NSATokenToKVPool index_k_with_scale_buffer, uint8; vLLM's
+// DeepseekV32IndexerCache head size index_head_dim + index_head_dim //
+// 128 * 4).
+func (a Attention) IndexCacheBytes() int64 {
+	if a.IndexHeadDim <= 0 {
+		return 0
+	}
+	return int64(a.IndexHeadDim + a.IndexHeadDim/indexQuantBlock*4)
+}
 
 // FFN is one layer's feed-forward block: a dense MLP, a mixture of experts,
 // or both (a dense branch beside the experts).
@@ -219,6 +240,9 @@ type AttentionGroup struct {
 	Window     int       `json:"window,omitempty"`     // tokens kept by sliding/chunked layers
 	LatentDim  int       `json:"latent_dim,omitempty"` // MLA
 	StateBytes int64     `json:"state_bytes,omitempty"`
+	// IndexBytes is a sparse-attention indexer's cache per token and
+	// layer, in bytes at any KV dtype (Attention.IndexCacheBytes).
+	IndexBytes int64 `json:"index_bytes,omitempty"`
 }
 
 // BytesPerToken is one layer's cache growth per token at elemBytes per
@@ -227,7 +251,7 @@ func (g AttentionGroup) BytesPerToken(elemBytes float64) float64 {
 	if g.Kind == KindLinear {
 		return 0
 	}
-	return float64(g.KVHeads) * float64(g.HeadDim+g.VHeadDim) * elemBytes
+	return float64(g.KVHeads)*float64(g.HeadDim+g.VHeadDim)*elemBytes + float64(g.IndexBytes)
 }
 
 // TokensKept is how many tokens of a seqLen-token sequence one layer
@@ -265,7 +289,7 @@ func (m Model) AttentionGroups() []AttentionGroup {
 		for i := range out {
 			o := out[i]
 			if o.Kind == g.Kind && o.KVHeads == g.KVHeads && o.HeadDim == g.HeadDim && o.VHeadDim == g.VHeadDim &&
-				o.Window == g.Window && o.LatentDim == g.LatentDim && o.StateBytes == g.StateBytes {
+				o.Window == g.Window && o.LatentDim == g.LatentDim && o.StateBytes == g.StateBytes && o.IndexBytes == g.IndexBytes {
 				out[i].Layers += g.Layers
 				return
 			}
@@ -294,7 +318,7 @@ func (m Model) CacheGroupAt(i int) (AttentionGroup, bool) {
 	case a.Kind == KindNone || a.SharesKV:
 		return g, false
 	case a.Kind == KindMLA:
-		g.KVHeads, g.HeadDim, g.LatentDim = 1, a.LatentDim(), a.LatentDim()
+		g.KVHeads, g.HeadDim, g.LatentDim, g.IndexBytes = 1, a.LatentDim(), a.LatentDim(), a.IndexCacheBytes()
 	case a.Kind == KindLinear:
 		g.StateBytes = a.StateBytes
 	default:

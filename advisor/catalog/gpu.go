@@ -28,8 +28,16 @@ type GPU struct {
 	ComputeCapability float64 `json:"compute_capability,omitempty"`
 	DenseTFLOPS       float64 `json:"dense_tflops"` // dense bf16 (fp16 tensor where no bf16) TFLOPS
 	BandwidthGBps     float64 `json:"bandwidth_gbps"`
-	Source            string  `json:"source"`
+	// HostBytes is, on unified memory (GB10), the least of UsableBytes the
+	// operating system holds at an idle start: CUDA counts the whole pool
+	// as the GPU's, but what is free at start-up is the host's MemAvailable
+	// (docs/gpu-specs.md "Unified memory"). Zero on a discrete card.
+	HostBytes int64  `json:"host_bytes,omitempty"`
+	Source    string `json:"source"`
 }
+
+// Unified is whether the GPU shares its memory with the host (GB10).
+func (g GPU) Unified() bool { return g.HostBytes > 0 }
 
 // GPUs returns the GPU catalog in catalog order (a copy: callers may modify it).
 func GPUs() []GPU {

@@ -36,7 +36,7 @@ var (
 )
 
 var gpuColumns = []string{"key", "name", "aliases", "family", "variant", "vendor", "memory_gib", "usable_mib",
-	"bf16", "fp8", "compute_capability", "dense_tflops", "bandwidth_gbps", "source"}
+	"bf16", "fp8", "compute_capability", "dense_tflops", "bandwidth_gbps", "host_mib", "source"}
 
 // gpuVariants are the form factors a catalog row may name.
 var gpuVariants = []string{"", variantSXM, variantPCIe, variantNVL}
@@ -63,18 +63,24 @@ func parseGPUs(data []byte) ([]GPU, error) {
 		usableMiB, err2 := strconv.ParseFloat(r[7], 64)
 		tflops, err3 := strconv.ParseFloat(r[11], 64)
 		bw, err4 := strconv.ParseFloat(r[12], 64)
-		var cc float64
-		var err5 error
+		var cc, hostMiB float64
+		var err5, err6 error
 		if r[10] != "" { // NVIDIA's numbering; other vendors leave it empty
 			cc, err5 = strconv.ParseFloat(r[10], 64)
 		}
-		for _, e := range []error{err1, err2, err3, err4, err5} {
+		if r[13] != "" { // unified memory only; a discrete card's is empty
+			hostMiB, err6 = strconv.ParseFloat(r[13], 64)
+		}
+		for _, e := range []error{err1, err2, err3, err4, err5, err6} {
 			if e != nil {
 				return nil, fmt.Errorf("row %d (%s): %w", n+2, r[0], e)
 			}
 		}
 		if usableMiB <= 0 || usableMiB > memGiB*1024 {
 			return nil, fmt.Errorf("row %d (%s): usable %g MiB out of range", n+2, r[0], usableMiB)
+		}
+		if hostMiB < 0 || hostMiB >= usableMiB {
+			return nil, fmt.Errorf("row %d (%s): host %g MiB out of range", n+2, r[0], hostMiB)
 		}
 		if r[3] == "" || r[3] != compactModel(r[3]) {
 			return nil, fmt.Errorf("row %d (%s): family %q must be one lower-case model word", n+2, r[0], r[3])
@@ -96,7 +102,8 @@ func parseGPUs(data []byte) ([]GPU, error) {
 			ComputeCapability: cc,
 			DenseTFLOPS:       tflops,
 			BandwidthGBps:     bw,
-			Source:            r[13],
+			HostBytes:         int64(hostMiB * float64(mib)),
+			Source:            r[14],
 		})
 	}
 	return out, nil

@@ -29,6 +29,11 @@ func TestLookupGPU(t *testing.T) {
 		{"rtx4080", "RTX4080"}, {"3060", "RTX3060"}, {"rtx 3060 12gb", "RTX3060"}, {"3080", "RTX3080"},
 		{"2080 ti", "RTX2080Ti"}, {"2080ti", "RTX2080Ti"}, {"p100", "P100"}, {"a4000", "RTXA4000"},
 		{"rtx a5000", "RTXA5000"}, {"h200 nvl", "H200-NVL"},
+		// The accelerators of 2026 people name (issue 25). A bare "rtx pro
+		// 5000" is the 48 GB card; the 72 GB one is named with its memory.
+		{"gb10", "GB10"}, {"NVIDIA GB10", "GB10"}, {"dgx spark", "GB10"}, {"DGX-Spark", "GB10"},
+		{"rtx pro 5000", "RTXPRO5000"}, {"RTX PRO 5000 Blackwell", "RTXPRO5000"}, {"rtx pro 5000 72gb", "RTXPRO5000-72GB"},
+		{"rtx pro 4500", "RTXPRO4500"}, {"NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTXPRO6000"}, {"rtx pro 4000 blackwell", "RTXPRO4000"}, {"mi350x", "MI350X"}, {"AMD Instinct MI350X", "MI350X"},
 		// Cards of public vLLM and OOM reports. A bare "4060 ti" is the 16 GB
 		// card LLM users run; the 8 GB one is named with its memory.
 		{"4060ti", "RTX4060Ti-16GB"}, {"4060-ti", "RTX4060Ti-16GB"}, {"4060 ti", "RTX4060Ti-16GB"},
@@ -63,7 +68,7 @@ func TestLookupGPU(t *testing.T) {
 			t.Errorf("LookupGPU(%q) = %q, %v; want %q", tt.in, g.Key, ok, tt.key)
 		}
 	}
-	for _, bad := range []string{"", "a1000", "24gb", "h1000", "\x00", "b100", "5050", "5060", "3060ti", "4060ti-12gb", "a800-40gb", "h800 pcie", "titan"} {
+	for _, bad := range []string{"", "a1000", "24gb", "h1000", "\x00", "b100", "5050", "5060", "3060ti", "4060ti-12gb", "a800-40gb", "h800 pcie", "titan", "spark", "gb20", "rtx pro 3000"} {
 		if g, ok := LookupGPU(bad); ok {
 			t.Errorf("LookupGPU(%q) = %q, want not found", bad, g.Key)
 		}
@@ -422,7 +427,7 @@ func TestSuggestGPU(t *testing.T) {
 		// becomes a Hopper one, a 50-series never a 40-series.
 		{"b2000", "b200"}, {"rtx5900", "rtx5090"}, {"gb2000", "gb200"}, {"mi3255x", "mi325x"},
 		// Another model number of the same series is another card, not a typo.
-		{"5050", ""}, {"rtx 5050", ""}, {"b100", ""}, {"h300", ""}, {"mi350x", ""}, {"1070", ""},
+		{"5050", ""}, {"rtx 5050", ""}, {"b100", ""}, {"h300", ""}, {"mi340x", ""}, {"1070", ""},
 		{"", ""}, {"\x00", ""},
 	}
 	for _, tt := range tests {
@@ -503,7 +508,7 @@ func TestAppleChip(t *testing.T) {
 // each with the row and what is wrong.
 func TestParseGPUsRejects(t *testing.T) {
 	header := strings.Join(gpuColumns, ",")
-	good := "X1,X 1,x1,x1,,NVIDIA,24,24000,yes,no,8.6,70,600,test row"
+	good := "X1,X 1,x1,x1,,NVIDIA,24,24000,yes,no,8.6,70,600,,test row"
 	if _, err := parseGPUs([]byte(header + "\n" + good + "\n")); err != nil {
 		t.Fatalf("good row: %v", err)
 	}
@@ -511,6 +516,7 @@ func TestParseGPUsRejects(t *testing.T) {
 		{strings.Replace(good, ",8.6,", ",eight,", 1), "row 2 (X1)"},
 		{strings.Replace(good, ",24000,", ",99999,", 1), "usable"},
 		{strings.Replace(good, ",x1,x1,,", ",x1,X 1,,", 1), "family"},
+		{strings.Replace(good, ",600,,", ",600,30000,", 1), "host"}, // the host cannot hold it all
 	} {
 		if _, err := parseGPUs([]byte(header + "\n" + tc.row + "\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want an error naming %q", tc.row, err, tc.want)
@@ -518,5 +524,20 @@ func TestParseGPUsRejects(t *testing.T) {
 	}
 	if _, err := parseGPUs([]byte(strings.Replace(header, "compute_capability,", "", 1) + "\n")); err == nil {
 		t.Error("a header without compute_capability is accepted")
+	}
+}
+
+// TestUnifiedMemory: only the GB10 shares its memory with the host, and
+// the host's share is what separates the CUDA total (121.69 GiB) from what
+// vLLM finds free at an idle start (113.69 GiB; docs/gpu-specs.md).
+func TestUnifiedMemory(t *testing.T) {
+	for _, g := range GPUs() {
+		if g.Unified() != (g.Key == "GB10") {
+			t.Errorf("%s: unified %v", g.Key, g.Unified())
+		}
+	}
+	g, _ := LookupGPU("dgx spark")
+	if got := float64(g.UsableBytes-g.HostBytes) / (1 << 30); math.Abs(got-113.69) > 0.01 {
+		t.Errorf("GB10 free at an idle start = %.2f GiB, want 113.69", got)
 	}
 }

@@ -108,7 +108,13 @@ func refKVBytes(t *testing.T, raw map[string]any, seq, batch float64) float64 {
 
 	switch {
 	case num(c, "kv_lora_rank") > 0:
-		return layers * (num(c, "kv_lora_rank") + num(c, "qk_rope_head_dim")) * 2 * seq * batch
+		// A DSA indexer's FP8 key and its float32 scale per 128 values
+		// (SGLang NSATokenToKVPool, vLLM DeepseekV32IndexerCache).
+		index := 0.0
+		if d := num(c, "index_head_dim"); d > 0 && (num(c, "index_topk") > 0 || num(c, "index_n_heads") > 0) {
+			index = d + math.Floor(d/128)*4
+		}
+		return layers * ((num(c, "kv_lora_rank")+num(c, "qk_rope_head_dim"))*2 + index) * seq * batch
 	case mt == "nemotron_h":
 		pattern, _ := c["hybrid_override_pattern"].(string)
 		if pattern == "" {
@@ -304,6 +310,14 @@ func TestQuantisedCheckpointsKeepTheirBaseCount(t *testing.T) {
 		{"moonshotai/Kimi-K2.5", "moonshotai/Kimi-K2.5", "int4", 0, arch.GroupwiseIntBytes(4, 32, false)},
 		{"openai/gpt-oss-20b", "openai/gpt-oss-20b", "mxfp4", 0, arch.MXFP4Bytes},
 		{"deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1", "fp8", arch.FP8BlockBytes, arch.FP8BlockBytes},
+		// ModelOpt MIXED_PRECISION: every module with its own algorithm
+		// (quantized_layers): FP8 attention and NVFP4 MLPs, or MXFP8
+		// attention and NVFP4 experts.
+		{"nvidia/Qwen3.6-27B-NVFP4", "nvidia/Qwen3.6-27B-NVFP4", "mixed", arch.FP8Bytes, 0},
+		{"nvidia/Qwen3.6-35B-A3B-NVFP4", "nvidia/Qwen3.6-35B-A3B-NVFP4", "mixed", arch.FP8Bytes, arch.NVFP4Bytes},
+		{"nvidia/MiniMax-M3-NVFP4", "nvidia/MiniMax-M3-NVFP4", "mixed", 1 + 1.0/32, arch.NVFP4Bytes},
+		// DeepSeek-V4's FP8 blocks with FP4 experts (expert_dtype fp4).
+		{"deepseek-ai/DeepSeek-V4-Flash", "deepseek-ai/DeepSeek-V4-Flash", "mixed", arch.FP8BlockBytes, arch.MXFP4Bytes},
 	}
 	for _, tt := range tests {
 		q, b := read(tt.quantised), read(tt.base)
@@ -508,5 +522,93 @@ func TestTranscribedConfigs(t *testing.T) {
 		if m.Params != tt.params || m.ActiveParams() != tt.active {
 			t.Errorf("%s: %d parameters, %d active; want %d, %d", tt.name, m.Params, m.ActiveParams(), tt.params, tt.active)
 		}
+	}
+}
+
+// TestMixedPrecisionCheckpoints: NVIDIA's Qwen3.6-27B NVFP4 release
+// (ModelOpt MIXED_PRECISION, FP8 attention and NVFP4 MLPs and head) is
+// sized at its stored bytes, not at 16-bit (issue 25: 1.97 B/param); its
+// hf_quant_config.json reads the same, and so do the config_groups alone
+// (compressed-tensors with one scheme per group of named modules).
+func TestMixedPrecisionCheckpoints(t *testing.T) {
+	data, err := os.ReadFile("testdata/configs/nvidia__Qwen3.6-27B-NVFP4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := hfconfig.Read(data, "nvidia/Qwen3.6-27B-NVFP4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := memory.Estimate(memory.Workload{Model: m, Method: memory.MethodInference, Batch: 1, SeqLen: 1})
+	perParam := float64(w.WeightsBytes) / float64(m.ResidentParams())
+	if perParam < 0.7 || perParam > 0.85 {
+		t.Errorf("Qwen3.6-27B-NVFP4 at %.2f B/param, want NVFP4 MLPs and FP8 attention (0.7-0.85)", perParam)
+	}
+	want := m.Quant.BytesPerParam
+
+	// The same checkpoint's hf_quant_config.json.
+	hfq, err := os.ReadFile("testdata/hf_quant/nvidia__Qwen3.6-27B-NVFP4.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := hfconfig.ReadQuantConfig(hfq, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range arch.NumTensorGroups {
+		if g == arch.TensorMTP {
+			continue // excluded by the hf_quant_config's exclude_modules, by name
+		}
+		if math.Abs(q.BytesPerParam[g]-want[g]) > 1e-9 {
+			t.Errorf("hf_quant_config.json: %s at %g B/param, config.json %g", arch.TensorGroup(g), q.BytesPerParam[g], want[g])
+		}
+	}
+
+	// Only its config_groups (a compressed-tensors style file).
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	qc := raw["quantization_config"].(map[string]any)
+	delete(qc, "quantized_layers")
+	delete(qc, "quant_algo")
+	qc["quant_method"] = "compressed-tensors"
+	groups, _ := json.Marshal(raw)
+	g, _, err := hfconfig.Read(groups, "config_groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range []arch.TensorGroup{arch.TensorAttention, arch.TensorMLP, arch.TensorLMHead} {
+		if got := g.Quant.BytesPerParam[tg]; math.Abs(got-want[tg]) > 1e-9 {
+			t.Errorf("config_groups: %s at %g B/param, quantized_layers %g", tg, got, want[tg])
+		}
+	}
+
+	for name, in := range map[string]string{"not json": "{", "no quantization": `{"producer": {}}`} {
+		if _, _, err := hfconfig.ReadQuantConfig([]byte(in), m); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestSparseAttentionIndexerCache: GLM-5's DSA indexer keeps an FP8 key
+// of index_head_dim and a float32 scale per 128 for every token and layer
+// beside the MLA latent, as SGLang's NSATokenToKVPool and vLLM's
+// DeepseekV32IndexerCache allocate it.
+func TestSparseAttentionIndexerCache(t *testing.T) {
+	data, err := os.ReadFile("../catalog/models/zai-org__GLM-5.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := hfconfig.Read(data, "zai-org/GLM-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := m.AttentionGroups()
+	if len(groups) != 1 || groups[0].Kind != arch.KindMLA || groups[0].IndexBytes != 128+4 {
+		t.Fatalf("attention groups %+v, want one MLA group with a 132 B indexer", groups)
+	}
+	if got := groups[0].BytesPerToken(1); got != 576+132 {
+		t.Errorf("fp8 cache %g B per token and layer, want 708", got)
 	}
 }

@@ -360,7 +360,17 @@ func (r *reader) readMLA(c *config, heads int, bias bool) arch.Attention {
 		RopeDim:    rope,
 		QKVBias:    bias,
 		OutBias:    bias,
+		// DeepSeek-V3.2's and GLM-5's DSA indexer (index_topk, index_n_heads).
+		IndexHeadDim: indexHeadDim(c),
 	}
+}
+
+// indexHeadDim is a sparse-attention indexer's key width, 0 for none.
+func indexHeadDim(c *config) int {
+	if !c.has("index_topk") && !c.has("index_n_heads") {
+		return 0
+	}
+	return c.count(0, "index_head_dim")
 }
 
 // Bytes per element of the linear-attention state: the model dtype (bf16)
@@ -419,7 +429,7 @@ func (r *reader) readExperts(c *config, mt string, fam family, h, layers int) ex
 	}
 	f := arch.FFN{
 		Experts:            n,
-		ActiveExperts:      c.int("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_topk", "top_k_experts"),
+		ActiveExperts:      c.int("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_topk", "top_k_experts", "moe_k"),
 		ExpertIntermediate: c.optInt(0, "moe_intermediate_size"),
 		RouterBias:         fam.routerBias,
 		ScoreBias:          fam.scoreBias || c.optString("", "topk_method") == "noaux_tc" || c.optBool(false, "use_routing_bias"),
@@ -439,8 +449,8 @@ func (r *reader) readExperts(c *config, mt string, fam family, h, layers int) ex
 		if !c.has("n_shared_experts") {
 			f.SharedIntermediate = c.count(0, "moe_shared_expert_intermediate_size")
 		}
-	case c.has("n_shared_experts"):
-		f.SharedIntermediate = c.count(0, "n_shared_experts") * f.ExpertIntermediate
+	case c.has("n_shared_experts"), c.has("moe_num_shared_experts"):
+		f.SharedIntermediate = c.count(0, "n_shared_experts", "moe_num_shared_experts") * f.ExpertIntermediate
 	case fam.llama4Shared:
 		f.SharedIntermediate = f.ExpertIntermediate
 	}
@@ -452,7 +462,7 @@ func (r *reader) readExperts(c *config, mt string, fam family, h, layers int) ex
 	e.isMoE = make([]bool, layers)
 	moeLayers := c.ints("moe_layers")
 	step := max(1, c.optInt(1, "interleave_moe_layer_step"))
-	firstDense := c.count(0, "first_k_dense_replace")
+	firstDense := c.count(0, "first_k_dense_replace", "moe_layer_start_index")
 	// moe_layer_freq is a stride (DeepSeek) or a 0/1 flag per layer
 	// (MiniMax-M3, MiMo-V2); mlp_layer_types names each layer (GLM-5).
 	freqList := c.ints("moe_layer_freq")

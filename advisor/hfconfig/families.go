@@ -190,9 +190,19 @@ var families = map[string]family{
 	"deepseek_v32": with(llamaLike, func(f *family) {
 		f.mla, f.scoreBias, f.mtpKey, f.mtpOwnEmbeddings = true, true, "num_nextn_predict_layers", true
 	}),
-	"kimi_k2":  with(llamaLike, func(f *family) { f.mla, f.scoreBias = true, true }),
-	"deepseek": llamaLike,
-	"dots1":    with(llamaLike, func(f *family) { f.qkNorm, f.scoreBias = arch.QKNormHead, true }),
+	"kimi_k2": with(llamaLike, func(f *family) { f.mla, f.scoreBias = true, true }),
+	// GLM-4.7-Flash (Glm4MoeLite): DeepSeek-V3's layout at a smaller size,
+	// MLA, a dense first layer, noaux_tc routing and one MTP module
+	// (transformers models/glm4_moe_lite, modular on deepseek_v3).
+	"glm4_moe_lite": with(llamaLike, func(f *family) {
+		f.mla, f.scoreBias, f.mtpKey, f.mtpOwnEmbeddings = true, true, "num_nextn_predict_layers", true
+	}),
+	// ERNIE 4.5 MoE: moe_k experts per token, moe_num_shared_experts of
+	// the experts' width, MoE from moe_layer_start_index (transformers
+	// models/ernie4_5_moe/configuration_ernie4_5_moe.py).
+	"ernie4_5_moe": llamaLike,
+	"deepseek":     llamaLike,
+	"dots1":        with(llamaLike, func(f *family) { f.qkNorm, f.scoreBias = arch.QKNormHead, true }),
 	// §11 GLM-4.5.
 	"glm4_moe": with(llamaLike, func(f *family) {
 		f.noOutBias, f.qkNormKey, f.scoreBias, f.mtpKey, f.mtpOwnEmbeddings = true, "use_qk_norm", true, "num_nextn_predict_layers", true

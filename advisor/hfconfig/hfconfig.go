@@ -156,6 +156,7 @@ func (r *reader) read(top *config) arch.Model {
 	} else if q := text.sub("quantization_config"); q != nil {
 		m.Quant = r.readQuant(q, m)
 	}
+	m.Quant = r.expertDType(text, m.Quant)
 	if r.err == nil {
 		r.checkSize(m)
 	}

@@ -67,13 +67,27 @@ func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
 			out.Bits, out.Description = 8, "bitsandbytes LLM.int8 linear-layer weights"
 		}
 	case "compressed-tensors", "compressed_tensors":
-		out = r.readCompressedTensors(q)
+		if out = r.readCompressedGroups(q, m); out == nil {
+			out = r.readCompressedTensors(q)
+		}
 	case "modelopt":
 		if q.sub("config_groups") != nil && !q.has("quant_algo") {
-			out = r.readCompressedTensors(q)
+			if out = r.readCompressedGroups(q, m); out == nil {
+				out = r.readCompressedTensors(q)
+			}
 			break
 		}
 		switch algo := strings.ToUpper(q.optString("", "quant_algo")); {
+		case algo == "MIXED_PRECISION":
+			// Per-module algorithms (quantized_layers), else the
+			// config_groups NVIDIA's config.json writes beside them.
+			if out = r.readModelOptMixed(q, m); out == nil {
+				out = r.readCompressedGroups(q, m)
+			}
+			if out == nil {
+				r.note("quantization_config quant_method modelopt with quant_algo MIXED_PRECISION names no module vrambot can place: weights counted at 16-bit")
+				return nil
+			}
 		case strings.Contains(algo, "NVFP4"):
 			out = arch.NewQuantization("nvfp4", method, arch.NVFP4Bytes, arch.LinearGroups)
 			out.Bits, out.GroupSize, out.Description = 4, 16, "NVIDIA ModelOpt NVFP4 linear-layer weights (4.5 bits)"
@@ -168,7 +182,11 @@ func (r *reader) readCompressedTensors(q *config) *arch.Quantization {
 		return nil
 	}
 	w := g.sub("weights")
-	bits := w.optInt(8, "num_bits")
+	bits, ok := weightBits(w)
+	if !ok {
+		r.note("compressed-tensors num_bits %d is no weight width: weights counted at 16-bit", bits)
+		return nil
+	}
 	typ := strings.ToLower(w.optString("int", "type"))
 	group := w.count(0, "group_size")
 	strategy := strings.ToLower(w.optString("", "strategy"))

@@ -214,7 +214,7 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 	}
 
 	if w.Method.IsAdapter() {
-		mods, n := loraModules(m, ls, w.LoRATargets)
+		mods, n := loraModules(m, ls, w.LoRATargets, w.LoRAExperts.On())
 		dropout := !frameworks[w.Framework].noLoRADropout
 		if !dropout && !trainLinear {
 			// Without dropout an adapter reads the very tensor its base
@@ -344,9 +344,10 @@ func inferenceActivationBytes(w Workload, m catalog.Model, r regime) float64 {
 // logitsBytes is the b·s·V logits tensor in the working dtype, its fp32
 // upcast for cross-entropy and the fp32 gradient (docs/memory-model.md §1.3, §5),
 // split over TP ranks (vocab-parallel). A chunked loss materialises one
-// chunk at a time. Encoder-only models carry a small task head instead.
+// chunk at a time; free is what the GPU has free when the loss runs, for
+// the losses that size their chunks by it. Encoder-only models carry a small task head instead.
 // Inference keeps only the last position's logits.
-func logitsBytes(w Workload, m catalog.Model, r regime) float64 {
+func logitsBytes(w Workload, m catalog.Model, r regime, free float64) float64 {
 	if m.Family == catalog.FamilyEncoderOnly {
 		return 0
 	}
@@ -356,7 +357,7 @@ func logitsBytes(w Workload, m catalog.Model, r regime) float64 {
 	}
 	tokens := float64(w.Batch) * float64(w.SeqLen)
 	if w.ChunkedLoss {
-		return chunkedLogitsBytes(w, m, r, tokens, v)
+		return chunkedLogitsBytes(w, m, r, tokens, v, free)
 	}
 	return tokens * v * (r.act + logitsUpcastBytes) / float64(w.TP)
 }

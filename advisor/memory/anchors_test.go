@@ -177,14 +177,24 @@ func TestLoRATrainableParams(t *testing.T) {
 		{"llama-3-8b", 8, "qv", 3_407_872},
 		// all-linear r=16 on Llama-3-8B: 41,943,040 (PEFT/Unsloth print this).
 		{"llama-3-8b", 16, "all", 41_943_040},
-		// Mixtral all-linear: each of the 8 experts' w1/w2/w3 is adapted.
-		{"mixtral-8x7b", 8, "all", 32 * 8 * ((4096 + 4096) + 2*(4096+1024) + (4096 + 4096) + 8*3*(4096+14336))},
+		// Mixtral all-linear under transformers 5: the routed experts are
+		// fused 3-D parameters, not Linear layers, so only attention.
+		{"mixtral-8x7b", 8, "all", 32 * 8 * ((4096 + 4096) + 2*(4096+1024) + (4096 + 4096))},
 	}
 	for _, tt := range tests {
 		w := Resolve(Workload{ModelName: tt.model, Method: MethodLoRA, LoRARank: tt.rank, LoRATargets: tt.targets})
 		if w.TrainableParams != tt.want {
 			t.Errorf("%s r=%d %s: %d trainable, want %d", tt.model, tt.rank, tt.targets, w.TrainableParams, tt.want)
 		}
+	}
+	// With the experts (PEFT target_parameters on gate_up_proj and
+	// down_proj): lora_A in × r·E and lora_B r·E × out per fused tensor.
+	w := Resolve(Workload{ModelName: "mixtral-8x7b", Method: MethodLoRA, LoRARank: 8, LoRATargets: "attn", LoRAExperts: SwitchOn})
+	if want := int64(32 * 8 * ((4096 + 4096) + 2*(4096+1024) + (4096 + 4096) + 8*(4096+2*14336) + 8*(14336+4096))); w.TrainableParams != want {
+		t.Errorf("mixtral-8x7b attn + experts: %d trainable, want %d", w.TrainableParams, want)
+	}
+	if w := Resolve(Workload{ModelName: "llama-3-8b", Method: MethodLoRA, LoRAExperts: SwitchOn}); w.LoRAExperts != "" {
+		t.Errorf("a dense model keeps lora_experts %q", w.LoRAExperts)
 	}
 }
 
@@ -218,18 +228,20 @@ func TestOptimizerBytesPerParam(t *testing.T) {
 		opt  Optimizer
 		want float64 // bytes per trainable parameter
 	}{
-		{PrecisionMixedBF16, OptimizerAdamW, 8},     // fp32 states; the fp32 params are the master
-		{PrecisionBF16, OptimizerAdamW, 4},          // pure bf16 states
-		{PrecisionFP32, OptimizerAdamW, 8},          //
-		{PrecisionMixedBF16, OptimizerAdamW8bit, 2}, //
-		{PrecisionFP32, OptimizerSGD, 4},            // momentum
+		{PrecisionMixedBF16, OptimizerAdamW, 8},                       // fp32 states; the fp32 params are the master
+		{PrecisionBF16, OptimizerAdamW, 4},                            // pure bf16 states
+		{PrecisionFP32, OptimizerAdamW, 8},                            //
+		{PrecisionMixedBF16, OptimizerAdamW8bit, 2 * (1 + 4.0/256)},   // a float32 scale per 256
+		{PrecisionMixedBF16, OptimizerAdamW4bit, 2 * (0.5 + 4.0/128)}, // torchao: per 128
+		{PrecisionMixedBF16, OptimizerAdamWFP8, 2 * (1 + 4.0/256)},    //
+		{PrecisionFP32, OptimizerSGD, 4},                              // momentum
 		{PrecisionMixedBF16, OptimizerPagedAdamW8bit, 0},
 		{PrecisionFP32, OptimizerNone, 0},
 	}
 	for _, tt := range tests {
 		b := Estimate(Workload{Model: m, Method: MethodFull, Precision: tt.prec, Optimizer: tt.opt})
 		if got := float64(b.OptimizerBytes) / p; math.Abs(got-tt.want) > 1e-6 {
-			t.Errorf("%s %s: %.3f B/param, want %.0f", tt.prec, tt.opt, got, tt.want)
+			t.Errorf("%s %s: %.3f B/param, want %.3f", tt.prec, tt.opt, got, tt.want)
 		}
 	}
 	// DeepSpeed mixed precision (ZeRO-1 on one GPU): 16-bit model, optimizer

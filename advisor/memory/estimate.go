@@ -25,9 +25,18 @@ const (
 	// adamStateBytesFP32 is AdamW's exp_avg and exp_avg_sq in fp32; pure
 	// 16-bit training (torchtune, litgpt bf16-true) keeps them in bf16 (4 B).
 	adamStateBytesFP32 = 8
-	// adam8bitStateBytes is bitsandbytes 8-bit Adam: two 1-byte states with
-	// blockwise scales ("75% less memory", bitsandbytes docs).
-	adam8bitStateBytes = 2
+	// adam8bitStateBytes is bitsandbytes 8-bit Adam: two 1-byte states,
+	// each with a float32 absmax per block of 256 ("75% less memory",
+	// bitsandbytes docs; Optimizer2State's blockwise state). torchao's
+	// AdamW8bit is the same: 1 byte and a float32 scale per 256 values.
+	adam8bitStateBytes = 2 * (1 + 4.0/256)
+	// adam4bitStateBytes is torchao's AdamW4bit: two states of 4-bit codes
+	// with a float32 scale per 128 values (torchao/optim/README.md,
+	// subclass_4bit.py OptimState4bit.zeros).
+	adam4bitStateBytes = 2 * (0.5 + 4.0/128)
+	// adamFP8StateBytes is torchao's AdamWFp8: two float8 e4m3 states with
+	// a float32 scale per 256 values.
+	adamFP8StateBytes = 2 * (1 + 4.0/256)
 	// sgdMomentumBytesFP32 is SGD's momentum buffer (EleutherAI Transformer Math 101).
 	sgdMomentumBytesFP32 = 4
 	// masterWeightBytes is the fp32 master copy kept under mixed precision (ZeRO paper K=12 = 4+4+4).
@@ -121,13 +130,24 @@ func Estimate(w Workload) Breakdown {
 	scale := float64(w.Params) / math.Max(1, float64(m.ComputeParams()))
 
 	states := modelStates(w, m, r, scale)
-	act := activationBytes(w, m, r) + dequantBufferBytes(w, m)
-	logits := logitsBytes(w, m, r)
+	act := activationBytes(w, m, r) + dequantBufferBytes(w, m) + fusedExpertBytes(w, m, scale)
+	// What the loss finds free on the GPU (torch.cuda.mem_get_info: the
+	// device's free memory, so the CUDA context and what the allocator
+	// has reserved are taken).
+	free := math.Inf(1)
+	if w.GPUMemoryBytes > 0 {
+		free = float64(w.GPUMemoryBytes) - cudaContextBytes - (states.weights+states.optim)*(1+staticSlack) - act*(1+dynamicSlack)
+	}
+	logits := logitsBytes(w, m, r, free)
 	kv := kvCacheBytes(w, m)
 
 	peak := states.weights + states.grads + states.optim + act + logits + kv
 	static := states.weights + states.grads + states.optim
-	total := static*(1+staticSlack) + (peak-static)*(1+dynamicSlack) + cudaContextBytes
+	// The allocator keeps every segment it reserved: the loader's staging
+	// buffer stays cached and the step's transients reuse it
+	// (docs/memory-model.md §6.10).
+	reserved := static*(1+staticSlack) + math.Max((peak-static)*(1+dynamicSlack), loadStagingBytes(w, m, scale))
+	total := reserved + cudaContextBytes
 	if w.GPUs > 1 {
 		total += multiGPUCommBytes
 	}
@@ -139,6 +159,7 @@ func Estimate(w Workload) Breakdown {
 		LogitsBytes:        sat(logits),
 		KVCacheBytes:       sat(kv),
 		PeakAllocatedBytes: sat(peak),
+		ReservedBytes:      sat(reserved),
 		TotalBytes:         sat(total),
 	}
 	b.RuntimeOverheadBytes = max(0, b.TotalBytes-b.PeakAllocatedBytes)
@@ -217,6 +238,10 @@ func optimizerStateBytes(w Workload, m catalog.Model, r regime) float64 {
 		return adamStateBytesFP32 * r.stateScale
 	case OptimizerAdamW8bit:
 		return adam8bitStateBytes
+	case OptimizerAdamW4bit:
+		return adam4bitStateBytes
+	case OptimizerAdamWFP8:
+		return adamFP8StateBytes
 	case OptimizerPagedAdamW8bit:
 		return 0 // in unified memory, outside the allocator (see Resolve's assumption)
 	case OptimizerAdafactor:
@@ -243,4 +268,89 @@ func dequantBufferBytes(w Workload, m catalog.Model) float64 {
 		largest = math.Max(largest, s.h*math.Max(s.widestLinear, s.q))
 	}
 	return largest * halfBytes / float64(w.TP)
+}
+
+// loadStagingBytes is the loader's transient the caching allocator keeps
+// reserved after loading (docs/memory-model.md §6.10): a bitsandbytes base
+// is quantised on the GPU as it loads (transformers' bnb quantizer moves
+// each 16-bit weight there and converts it; Params4bit.cuda), and the
+// 16-bit tensors a pre-quantised checkpoint keeps (embeddings, output
+// head) come in as checkpoint tensors and are cast to the compute dtype,
+// so the largest 16-bit tensor's block stays in the allocator's cache. A
+// 16-bit base loads straight into its parameters and stages nothing.
+func loadStagingBytes(w Workload, m catalog.Model, scale float64) float64 {
+	if w.Method == MethodInference || !quantisedBase(w) || m.Quant != nil {
+		return 0
+	}
+	largest := math.Max(float64(m.EmbeddingParams()), float64(m.LMHeadParams()))
+	for i := range m.NumLayerGroups() {
+		g := m.LayerGroupAt(i)
+		ls := shapeOf(m, g)
+		largest = math.Max(largest, ls.h*math.Max(ls.widestLinear, ls.q))
+		if f := g.FFN; f.IsMoE() && w.QuantizeExperts.On() {
+			// A fused expert tensor [E, 2I, h] arrives whole before it is quantised.
+			up := float64(f.ExpertIntermediate)
+			if ls.gated {
+				up *= 2
+			}
+			largest = math.Max(largest, float64(f.Experts)*up*ls.h)
+		}
+	}
+	return largest * scale * halfBytes / float64(w.TP)
+}
+
+// fusedExpertBytes is the 16-bit working copies of a mixture of experts'
+// fused expert weights that training holds beside the stored ones
+// (docs/memory-model.md §6.9), per MoE layer in flight:
+//
+//   - quantised experts (Workload.QuantizeExperts) are dequantised whole
+//     for each use: axolotl's quantize_moe_experts parametrization
+//     (monkeypatch/moe_quant.py: the dequantised tensor is cached for the
+//     module's forward) and Unsloth's 4-bit MoE experts
+//     (moe_utils_bnb4bit.py, recomputed in backward): one copy;
+//   - LoRA on the experts (Workload.LoRAExperts) runs as PEFT's
+//     ParamWrapper (tuners/lora/layer.py: _activate_lora adds
+//     get_delta_weight's einsum of B and A, E × in × out, to the base
+//     weight for the forward): the delta, the merged weight and, in
+//     backward, the merged weight's gradient: three copies.
+//
+// Under checkpointing one MoE layer is in flight (the one recomputed);
+// without it autograd keeps every layer's dequantised and merged weight
+// for backward. Unsloth's MoE kernels (grouped GEMMs with the adapters
+// applied to the activations, experts dequantised one at a time) hold
+// neither.
+func fusedExpertBytes(w Workload, m catalog.Model, scale float64) float64 {
+	if w.Method == MethodInference || !m.IsMoE() || frameworks[w.Framework].moeKernels {
+		return 0
+	}
+	var saved, transient float64
+	if w.QuantizeExperts.On() && quantisedBase(w) {
+		saved++
+	}
+	if w.LoRAExperts.On() {
+		saved++
+		transient += 2
+	}
+	if saved+transient == 0 {
+		return 0
+	}
+	var layer, layers float64
+	for i := range m.NumLayerGroups() {
+		g := m.LayerGroupAt(i)
+		f := g.FFN
+		if !f.IsMoE() {
+			continue
+		}
+		up := float64(f.ExpertIntermediate)
+		if m.Gated() {
+			up *= 2
+		}
+		layer = math.Max(layer, float64(f.Experts)*(up+float64(f.ExpertIntermediate))*float64(m.HiddenSize))
+		layers += float64(g.Layers)
+	}
+	inFlight := 1.0
+	if w.Checkpointing == CheckpointOff {
+		inFlight = layers
+	}
+	return (saved*inFlight + transient) * layer * scale * halfBytes / float64(w.TP)
 }

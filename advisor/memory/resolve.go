@@ -133,7 +133,7 @@ func resolve(w Workload, record bool) Workload {
 	}
 	w.Batch = min(w.Batch, MaxBatch)
 	if w.SeqLen <= 0 {
-		w.SeqLen = DefaultSeqLen
+		w.SeqLen = FrameworkSeqLen(w.Framework)
 		if mp := w.Model.MaxPositionEmbeddings; mp > 0 && mp < w.SeqLen {
 			w.SeqLen = mp
 		}
@@ -178,16 +178,28 @@ func resolve(w Workload, record bool) Workload {
 		}
 	}
 	if w.Method.IsAdapter() {
-		if w.LoRARank <= 0 {
+		fw, known := frameworks[w.Framework]
+		switch {
+		case w.LoRARank > 0:
+		case known && fw.loraRank > 0:
+			w.LoRARank = fw.loraRank
+			note("LoRA rank not given: %d, as %s's recipes", w.LoRARank, w.Framework)
+		default:
 			w.LoRARank = DefaultLoRARank
 			note("LoRA rank not given: %d (PEFT default)", w.LoRARank)
 		}
 		w.LoRARank = min(w.LoRARank, MaxLoRARank)
-		if !validTargets(w.LoRATargets) {
+		switch {
+		case validTargets(w.LoRATargets):
+		case known && fw.loraTargets != "":
+			w.LoRATargets = fw.loraTargets
+			note("LoRA targets not given: every linear layer (attention and MLP), as %s's recipes", w.Framework)
+		default:
 			w.LoRATargets = DefaultLoRATargets
 			note("LoRA targets not given: q and v projections (PEFT default)")
 		}
 	}
+	resolveExperts(&w, note)
 	if w.Method == MethodFreeze {
 		note("freeze: the last %d blocks are trained, the rest frozen (LLaMA-Factory default)", FreezeTrainableLayers)
 	}
@@ -225,6 +237,12 @@ func resolveCheckpoint(w *Workload, note func(string, ...any)) {
 	case trainsWeights:
 		note("%s fine-tuning trains 16-bit weights: the checkpoint's %s is taken as dequantised to 16-bit", w.Method, q.Description)
 		w.Model.Quant = nil
+	case p == "" && q.Method == "mxfp4" && w.Method != MethodInference:
+		// transformers' MXFP4 kernels do inference only: TRL, axolotl and
+		// the OpenAI cookbook load gpt-oss with Mxfp4Config(dequantize=True)
+		// to train it (docs/memory-model.md §6.6).
+		w.Precision, w.Model.Quant = PrecisionBF16, nil
+		note("precision not given: the checkpoint's %s is dequantised to bf16 for training, as Mxfp4Config(dequantize=True) loads it (TRL, axolotl, the OpenAI cookbook)", q.Description)
 	case p == "":
 		w.Precision = checkpointPrecision(q)
 		note("precision not given: the checkpoint's own, %s (%s)", q.Description, q.Source)
@@ -255,7 +273,7 @@ func checkpointPrecision(q *arch.Quantization) Precision {
 var (
 	methods    = []Method{MethodFull, MethodLoRA, MethodQLoRA, MethodDoRA, MethodFreeze, MethodInference}
 	precisions = []Precision{PrecisionFP32, PrecisionFP16, PrecisionBF16, PrecisionMixedBF16, PrecisionMixedFP16, PrecisionInt8, PrecisionNF4}
-	optimizers = []Optimizer{OptimizerAdamW, OptimizerAdamW8bit, OptimizerPagedAdamW8bit, OptimizerAdafactor, OptimizerSGD, OptimizerNone}
+	optimizers = []Optimizer{OptimizerAdamW, OptimizerAdamW8bit, OptimizerPagedAdamW8bit, OptimizerAdamW4bit, OptimizerAdamWFP8, OptimizerAdafactor, OptimizerSGD, OptimizerNone}
 )
 
 func clamp(v, lo, hi int) int { return max(lo, min(v, hi)) }
@@ -287,9 +305,9 @@ func TrainableParams(w Workload) int64 {
 	case MethodFull:
 		return m.ResidentParams()
 	case MethodLoRA, MethodQLoRA:
-		return LoRAParams(m, w.LoRARank, w.LoRATargets)
+		return LoRAParams(m, w.LoRARank, w.LoRATargets, w.LoRAExperts.On())
 	case MethodDoRA:
-		return LoRAParams(m, w.LoRARank, w.LoRATargets) + DoRAMagnitudeParams(m, w.LoRATargets)
+		return LoRAParams(m, w.LoRARank, w.LoRATargets, w.LoRAExperts.On()) + DoRAMagnitudeParams(m, w.LoRATargets)
 	case MethodFreeze:
 		return int64(min(FreezeTrainableLayers, m.NumLayers)) * m.MeanLayerParams()
 	default:
@@ -308,12 +326,16 @@ type loraModule struct{ in, out, count, active float64 }
 const maxLoRAModules = 13
 
 // loraModules lists the linear layers of one block that LoRA adapts for the
-// targets: qv = query and value, attn = q, k, v, o, all = attention and MLP
-// (every expert's projections in a mixture of experts). Linear-attention
-// layers have no q/v projections, so only "all" adapts them (their input
-// and output projections). It fills an array so that Estimate does not
-// allocate.
-func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModules]loraModule, int) {
+// targets: qv = query and value, attn = q, k, v, o, all = attention, the
+// dense MLP and the shared experts (PEFT's all-linear: under transformers 5
+// the routed experts are fused 3-D parameters, not Linear layers). With
+// experts, every routed expert's fused projections get adapters too, as
+// PEFT's target_parameters builds them (ParamWrapper: lora_A in × r·E,
+// lora_B r·E × out for gate_up_proj and down_proj; docs/memory-model.md
+// §6.9). Linear-attention layers have no q/v projections, so only "all"
+// adapts them (their input and output projections). It fills an array so
+// that Estimate does not allocate.
+func loraModules(m catalog.Model, ls layerShape, targets string, experts bool) ([maxLoRAModules]loraModule, int) {
 	var mods [maxLoRAModules]loraModule
 	n := 0
 	add := func(in, out, count, active float64) {
@@ -338,9 +360,6 @@ func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModule
 			add(q, h, 1, 1)
 		}
 	}
-	if targets != "all" {
-		return mods, n
-	}
 	mlp := func(i, count, active float64) {
 		add(h, i, count, active)
 		add(i, h, count, active)
@@ -354,11 +373,19 @@ func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModule
 			continue
 		}
 		f := g.FFN
-		mlp(float64(f.Intermediate), 1, 1)
-		if f.IsMoE() {
-			mlp(float64(f.ExpertIntermediate), float64(f.Experts), float64(max(1, f.ActiveExperts)))
+		if targets == "all" {
+			mlp(float64(f.Intermediate), 1, 1)
+			mlp(float64(f.SharedIntermediate), 1, 1)
 		}
-		mlp(float64(f.SharedIntermediate), 1, 1)
+		if f.IsMoE() && experts {
+			// The fused gate_up_proj (h → 2I, or h → I ungated) and down_proj.
+			e, k, up := float64(f.Experts), float64(max(1, f.ActiveExperts)), float64(f.ExpertIntermediate)
+			if ls.gated {
+				up *= 2
+			}
+			add(h, up, e, k)
+			add(float64(f.ExpertIntermediate), h, e, k)
+		}
 		break
 	}
 	return mods, n
@@ -366,8 +393,8 @@ func loraModules(m catalog.Model, ls layerShape, targets string) ([maxLoRAModule
 
 // loraBlockParams is rank × (in + out) summed over the adapted layers of a
 // block; in a mixture of experts every expert's MLP gets its own adapters.
-func loraBlockParams(m catalog.Model, ls layerShape, rank int, targets string) int64 {
-	mods, n := loraModules(m, ls, targets)
+func loraBlockParams(m catalog.Model, ls layerShape, rank int, targets string, experts bool) int64 {
+	mods, n := loraModules(m, ls, targets, experts)
 	var sum float64
 	for _, mod := range mods[:n] {
 		sum += mod.count * float64(rank) * (mod.in + mod.out)
@@ -376,10 +403,10 @@ func loraBlockParams(m catalog.Model, ls layerShape, rank int, targets string) i
 }
 
 // LoRAParams is the adapter size: rank × (in + out) per adapted matrix, per
-// block. Decoder blocks of encoder-decoder models also adapt the
-// cross-attention's matching projections (PEFT's T5 targets q and v match
-// both attentions).
-func LoRAParams(m catalog.Model, rank int, targets string) int64 {
+// block, with experts the routed experts' adapters too. Decoder blocks of
+// encoder-decoder models also adapt the cross-attention's matching
+// projections (PEFT's T5 targets q and v match both attentions).
+func LoRAParams(m catalog.Model, rank int, targets string, experts bool) int64 {
 	if !validTargets(targets) {
 		targets = DefaultLoRATargets
 	}
@@ -389,13 +416,13 @@ func LoRAParams(m catalog.Model, rank int, targets string) int64 {
 		if targets != "qv" {
 			cross = "attn"
 		}
-		n := int64(m.NumLayers) * loraBlockParams(m, ls, rank, targets)
-		return n + int64(m.NumDecoderLayers)*(loraBlockParams(m, ls, rank, targets)+loraBlockParams(m, ls, rank, cross))
+		n := int64(m.NumLayers) * loraBlockParams(m, ls, rank, targets, false)
+		return n + int64(m.NumDecoderLayers)*(loraBlockParams(m, ls, rank, targets, false)+loraBlockParams(m, ls, rank, cross, false))
 	}
 	var n int64
 	for i := range m.NumLayerGroups() {
 		ls := shapeAt(m, i)
-		n += int64(ls.layers) * loraBlockParams(m, ls, rank, targets)
+		n += int64(ls.layers) * loraBlockParams(m, ls, rank, targets, experts)
 	}
 	return n
 }
@@ -411,7 +438,7 @@ func DoRAMagnitudeParams(m catalog.Model, targets string) int64 {
 	var n float64
 	for i := range m.NumLayerGroups() {
 		ls := shapeAt(m, i)
-		mods, k := loraModules(m, ls, targets)
+		mods, k := loraModules(m, ls, targets, false) // DoRA cannot wrap a 3-D parameter (PEFT ParamWrapper)
 		for _, mod := range mods[:k] {
 			n += ls.layers * mod.count * mod.out
 		}
@@ -420,6 +447,16 @@ func DoRAMagnitudeParams(m catalog.Model, targets string) int64 {
 		n *= float64(m.TotalLayers()) / math.Max(1, float64(m.NumLayers))
 	}
 	return int64(n)
+}
+
+// FrameworkSeqLen is the sequence length fw's recipes truncate to when
+// the query gives none: TRL's SFTConfig max_length=1024, DefaultSeqLen
+// for the others.
+func FrameworkSeqLen(fw Framework) int {
+	if n := frameworks[fw].seqLen; n > 0 {
+		return n
+	}
+	return DefaultSeqLen
 }
 
 // KnownPrecision reports whether p is a precision the estimator models

@@ -3,6 +3,7 @@ package memory
 import (
 	"math"
 
+	"github.com/vrambot/vrambot/advisor/arch"
 	"github.com/vrambot/vrambot/advisor/catalog"
 )
 
@@ -25,7 +26,13 @@ func modelStates(w Workload, m catalog.Model, r regime, scale float64) states {
 		frozenLinear = 0
 	}
 	mp := float64(w.TP * w.PP)
-	deepspeedMixed := r.amp && w.Sharding == ShardingDeepSpeed
+	// DeepSpeed's fp16 and bf16 modes are mixed precision whatever dtype
+	// the model was loaded in: its ZeRO optimizers keep fp32 master
+	// partitions and fp32 optimizer states (docs/memory-model.md §1.2).
+	deepspeedMixed := w.Sharding == ShardingDeepSpeed && (r.amp || w.Precision == PrecisionBF16 || w.Precision == PrecisionFP16)
+	if deepspeedMixed {
+		r.stateScale = 1
+	}
 
 	var s states
 	optim := optimizerStateBytes(w, m, r)
@@ -46,7 +53,7 @@ func modelStates(w Workload, m catalog.Model, r regime, scale float64) states {
 		s.grads = trainable * halfBytes
 		optim += masterWeightBytes + fp32GradPartitionBytes
 	case quantisedBase(w):
-		s.weights = frozenLinear*r.quant + (linear-frozenLinear+other)*r.weight + adapterBytes(w, r)
+		s.weights = frozenLinearBytes(w, m, r, scale, frozenLinear) + (linear-frozenLinear+other)*r.weight + adapterBytes(w, r)
 		s.grads = trainable * r.grad
 	default:
 		base := (linear + other) * r.weight
@@ -170,7 +177,7 @@ func fsdpShard(s *states, w Workload, m catalog.Model, r regime, scale, dp float
 		if quantisedBase(w) {
 			// The quantised storage is gathered as it is stored.
 			linear, _ := paramSplit(m, scale)
-			layerBytes = linear/layers*r.quant + (layerParams-linear/layers)*halfBytes
+			layerBytes = frozenLinearBytes(w, m, r, scale, linear)/layers + (layerParams-linear/layers)*halfBytes
 		}
 		root := float64(m.EmbeddingParams()+m.LMHeadParams()) * scale * halfBytes
 		s.weights += (fsdpGatheredLayers*layerBytes + root) / float64(w.TP)
@@ -242,7 +249,7 @@ func largestTrainableTensor(w Workload, m catalog.Model) float64 {
 	case w.Method.IsAdapter():
 		var width float64
 		for i := range m.NumLayerGroups() {
-			mods, n := loraModules(m, shapeAt(m, i), w.LoRATargets)
+			mods, n := loraModules(m, shapeAt(m, i), w.LoRATargets, w.LoRAExperts.On())
 			for _, mod := range mods[:n] {
 				width = math.Max(width, math.Max(mod.in, mod.out))
 			}
@@ -258,4 +265,16 @@ func adapterBytes(w Workload, r regime) float64 {
 		return 0
 	}
 	return float64(w.TrainableParams) * r.grad
+}
+
+// frozenLinearBytes is the storage of frozen linear weights (frozen of the
+// block linears' parameters) over a bitsandbytes base: at the quantised
+// bytes, except a mixture of experts' routed experts when they are not
+// quantised (Workload.QuantizeExperts off), which stay in 16-bit.
+func frozenLinearBytes(w Workload, m catalog.Model, r regime, scale, frozen float64) float64 {
+	if frozen <= 0 || w.QuantizeExperts != SwitchOff {
+		return frozen * r.quant
+	}
+	experts := math.Min(frozen, float64(m.ParamsByGroup()[arch.TensorExperts])*scale)
+	return (frozen-experts)*r.quant + experts*halfBytes
 }

@@ -112,6 +112,10 @@ type frameworkDefaults struct {
 	// upcast in this many pieces of tokens (torchtune's 8); 0 is a fused
 	// linear cross-entropy sized like Liger's (chunkedLogitsBytes).
 	lossChunks int
+	// lossFreeShare: the chunked loss sizes its pieces so that one
+	// piece's fp32 logits stay within this share of the GPU's free memory
+	// (Unsloth's fused loss; chunkedLogitsBytes).
+	lossFreeShare float64
 	// sequenceParallel: tensor parallelism comes with sequence
 	// parallelism (sequenceParallelSplit).
 	sequenceParallel bool
@@ -125,25 +129,44 @@ type frameworkDefaults struct {
 	// blocks, so that a block's frozen weights and its adapters share one
 	// FlatParameter whose gradient covers all of them (fsdpGradientBytes).
 	fsdpMixedFlatParams bool
-	source              string
+	// loraExperts: LoRA on a mixture of experts adapts the routed experts
+	// too; quantizesExperts: a 4-bit base quantises them too
+	// (docs/memory-model.md §6.9).
+	loraExperts, quantizesExperts bool
+	// moeKernels: the framework's MoE kernels apply expert adapters as
+	// x·A·B and dequantise one expert at a time, holding no whole layer's
+	// merged or dequantised experts (fusedExpertBytes).
+	moeKernels bool
+	// loraRank and loraTargets are the recipes' LoRA rank and targets (0
+	// and "": PEFT's LoraConfig, r=8 on q and v); seqLen the sequence
+	// length they truncate to (0: DefaultSeqLen).
+	loraRank    int
+	loraTargets string
+	seqLen      int
+	// lossChunkTokens: the chunked loss computes the logits this many
+	// tokens at a time, each chunk checkpointed (TRL's chunked_nll).
+	lossChunkTokens int
+	source          string
 }
 
 var frameworks = map[Framework]frameworkDefaults{
 	FrameworkUnsloth: {
 		checkpointing: CheckpointOffloaded, loss: LossChunked, pureBF16: true, fusedNorms: true, noLoRADropout: true, doubleQuant: true, fusedLoRA: true, accumulatesUnsharded: true,
-		source: `Unsloth get_peft_model(use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation`,
+		loraExperts: true, quantizesExperts: true, moeKernels: true, lossFreeShare: unslothLossFreeShare, loraRank: 16, loraTargets: "all",
+		source: `Unsloth get_peft_model(r=16, target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"], use_gradient_checkpointing="unsloth", lora_dropout=0), its fused LoRA, RMSNorm and cross-entropy kernels, 4-bit loading with double quantisation, LoRA on a mixture of experts' expert weights ("Enabling LoRA on MoE parameters") and their 4-bit storage (unsloth_zoo temporary_patches/moe_utils_bnb4bit.py)`,
 	},
 	FrameworkTorchtune: {
 		checkpointing: CheckpointFull, loss: LossChunked, pureBF16: true, shardsAdapters: true, noLoRADropout: true, torchaoNF4: true, lossChunks: torchtuneLossChunks,
-		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
+		loraRank: 8, loraTargets: "all",
+		source: "torchtune recipe configs: enable_activation_checkpointing: True, loss LinearCrossEntropyLoss (8 chunks), dtype: bf16, lora_rank: 8 on q_proj, v_proj, output_proj with apply_lora_to_mlp: True, lora_dropout: 0.0, torchao NF4, FSDP2 distributed recipes",
 	},
 	FrameworkAxolotl: {
-		checkpointing: CheckpointFull, loss: LossStandard, accumulatesUnsharded: true,
-		source: "axolotl example configs: gradient_checkpointing: true",
+		checkpointing: CheckpointFull, loss: LossStandard, accumulatesUnsharded: true, loraRank: 32, loraTargets: "all",
+		source: "axolotl example configs: gradient_checkpointing: true, lora_r: 32, lora_target_linear: true",
 	},
 	FrameworkTRL: {
-		checkpointing: CheckpointFull, loss: LossChunked, accumulatesUnsharded: true,
-		source: `TRL SFTConfig defaults: gradient_checkpointing=True, loss_type="chunked_nll"`,
+		checkpointing: CheckpointFull, loss: LossChunked, accumulatesUnsharded: true, seqLen: 1024, lossChunkTokens: trlLossChunkTokens, loraRank: 16,
+		source: `TRL SFTConfig defaults: gradient_checkpointing=True, bf16=True, max_length=1024, loss_type="chunked_nll" (256-token chunks); ModelConfig lora_r=16 on PEFT's default targets`,
 	},
 	FrameworkTorchtitan: {
 		checkpointing: CheckpointSelective, loss: LossChunked, lossChunks: torchtitanLossChunks, shardsAdapters: true, sequenceParallel: true,
@@ -158,8 +181,8 @@ var frameworks = map[Framework]frameworkDefaults{
 		source: "Lightning's FSDPStrategy: FSDP1 with use_orig_params=True by default (lightning/fabric/strategies/fsdp.py), auto-wrapping whole blocks; fabric.no_backward_sync during gradient accumulation",
 	},
 	FrameworkLlamaFactory: {
-		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true, accumulatesUnsharded: true,
-		source: "LLaMA-Factory model and finetuning args: disable_gradient_checkpointing=False (checkpointing on), lora_dropout=0.0",
+		checkpointing: CheckpointFull, loss: LossStandard, noLoRADropout: true, accumulatesUnsharded: true, loraRank: 8, loraTargets: "all",
+		source: "LLaMA-Factory model and finetuning args: disable_gradient_checkpointing=False (checkpointing on), lora_rank=8, lora_target=all, lora_dropout=0.0, cutoff_len=2048",
 	},
 }
 
@@ -266,6 +289,12 @@ func resolveTraining(w *Workload, note func(string, ...any)) {
 	case known && fw.shardsAdapters:
 		w.Sharding, w.ZeroStage = ShardingFSDP, 3
 		note("sharding not given: FSDP full shard of the frozen base, as %s's distributed LoRA recipes", w.Framework)
+	case w.GPUMemoryBytes > 0 && baseWeightBytes(*w) > float64(w.GPUMemoryBytes):
+		// Nobody runs DDP with weights that do not fit one card: accelerate
+		// and torchrun users shard them (accelerate config's FSDP, PEFT's
+		// FSDP and DeepSpeed guides).
+		w.Sharding, w.ZeroStage = ShardingFSDP, 3
+		note("sharding not given: FSDP full shard across the %d data-parallel GPUs, since the weights (%.0f GiB) do not fit one GPU (ddp or zero= to say otherwise)", dp, baseWeightBytes(*w)/(1<<30))
 	default:
 		w.Sharding = ShardingDDP
 		note("sharding not given: plain data parallel (DDP), each of the %d GPUs holding the whole model (fsdp or zero=3 to shard it)", dp)
@@ -304,6 +333,11 @@ func checkpointWords(c Checkpointing) string {
 	return string(c)
 }
 
+// trlLossChunkTokens is TRL's chunked_nll chunk: the output head and the
+// cross-entropy over 256 valid tokens at a time, each chunk checkpointed
+// (trl/trainer/sft_trainer.py _CHUNKED_LM_HEAD_CHUNK_SIZE).
+const trlLossChunkTokens = 256
+
 // torchtuneLossChunks is torchtune's num_output_chunks (CEWithChunkedOutputLoss,
 // LinearCrossEntropyLoss).
 const torchtuneLossChunks = 8
@@ -323,10 +357,23 @@ const torchtitanLossChunks = 8
 // writes its gradient into the chunk), plus the gradient of the hidden
 // states, allocated whole, and for a trained output head its gradient
 // accumulator (liger_kernel/ops/fused_linear_cross_entropy.py).
-func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab float64) float64 {
+func chunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab, free float64) float64 {
 	tp := float64(w.TP)
-	if n := frameworks[w.Framework].lossChunks; n > 0 {
+	fw := frameworks[w.Framework]
+	if n := fw.lossChunks; n > 0 {
 		return tokens * vocab * (r.act + logitsUpcastBytes) / float64(n) / tp
+	}
+	if c := fw.lossChunkTokens; c > 0 {
+		// One checkpointed chunk's logits, upcast and gradient, and the
+		// hidden states' gradient (trl/trainer/sft_trainer.py).
+		b := math.Min(tokens, float64(c))*vocab*(r.act+logitsUpcastBytes) + tokens*float64(m.HiddenSize)*r.act
+		if w.Method == MethodFull {
+			b += vocab * float64(m.HiddenSize) * r.grad
+		}
+		return b / tp
+	}
+	if fw.lossFreeShare > 0 {
+		return targetChunkedLogitsBytes(w, m, r, tokens, vocab, math.Max(0, free)*fw.lossFreeShare) / tp
 	}
 	h := float64(m.HiddenSize)
 	inc := math.Ceil(vocab / math.Max(1, h))
@@ -357,7 +404,7 @@ func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockB
 	} else {
 		b.perToken += e * ls.i
 	}
-	mods, n := loraModules(m, ls, w.LoRATargets)
+	mods, n := loraModules(m, ls, w.LoRATargets, w.LoRAExperts.On())
 	for _, mod := range mods[:n] {
 		b.perToken += mod.active * e * float64(w.LoRARank)
 		if w.Method == MethodDoRA {
@@ -365,4 +412,96 @@ func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockB
 		}
 	}
 	return b
+}
+
+// resolveExperts fills the mixture-of-experts switches (docs/memory-model.md
+// §6.9): whether LoRA adapts the routed experts (the framework's default:
+// Unsloth does, PEFT's target_modules and axolotl's lora_target_linear do
+// not, the experts being fused 3-D parameters under transformers 5) and
+// whether a bitsandbytes base quantises them (Unsloth does; transformers'
+// own bitsandbytes integration converts only nn.Linear layers and leaves
+// the fused experts in 16-bit, bitsandbytes#1849, unless axolotl's
+// quantize_moe_experts says otherwise). Both are empty for dense models
+// and where they do not apply.
+func resolveExperts(w *Workload, note func(string, ...any)) {
+	valid := func(s Switch) bool { return s == SwitchOn || s == SwitchOff }
+	fw, known := frameworks[w.Framework]
+	if !w.Model.IsMoE() || w.Method == MethodInference {
+		w.LoRAExperts, w.QuantizeExperts = "", ""
+		return
+	}
+	switch {
+	case !w.Method.IsAdapter():
+		w.LoRAExperts = ""
+	case w.Method == MethodDoRA:
+		w.LoRAExperts = SwitchOff // PEFT's ParamWrapper refuses DoRA
+	case valid(w.LoRAExperts):
+	case known && fw.loraExperts:
+		w.LoRAExperts = SwitchOn
+		note("LoRA on the routed experts not given: on, as %s adapts a mixture of experts' expert weights too (lora-experts=off for the attention and dense layers only)", w.Framework)
+	default:
+		w.LoRAExperts = SwitchOff
+		note("LoRA on the routed experts not given: off, as PEFT's target modules leave the fused expert weights alone (lora-experts=on for target_parameters / axolotl lora_target_parameters)")
+	}
+	switch {
+	case !quantisedBase(*w) || w.Model.Quant != nil:
+		w.QuantizeExperts = ""
+	case valid(w.QuantizeExperts):
+	case known && fw.quantizesExperts:
+		w.QuantizeExperts = SwitchOn
+		note("the routed experts are quantised with the rest of the base, as %s does (quantize-experts=off to keep them 16-bit)", w.Framework)
+	default:
+		w.QuantizeExperts = SwitchOff
+		note("the routed experts stay in 16-bit: transformers 5 stores them as fused 3-D parameters, which bitsandbytes does not quantise (quantize-experts=on for axolotl's quantize_moe_experts)")
+	}
+}
+
+// unslothLossFreeShare is the share of the GPU's free memory (read when
+// the loss first runs) that one chunk of Unsloth's fused loss may fill
+// with fp32 logits (unsloth_zoo fused_losses/cross_entropy_loss.py,
+// _get_chunk_multiplier, get_chunk_size, since September 2025). Releases
+// from July 2026 also cap it at 4 GiB (unsloth-zoo #857), which the
+// measured runs predate; on a large card the estimate is then an upper
+// bound.
+const unslothLossFreeShare = 0.5
+
+// targetChunkedLogitsBytes is a fused loss that splits the tokens into the
+// fewest chunks, in multiples of 4, whose fp32 logits fit target (Unsloth's
+// UnslothFusedLoss, "target_gb specifies the max GB memory the fused loss
+// can use"; docs/memory-model.md §6.3): each chunk's 16-bit logits and
+// their 16-bit gradient (the loss is compiled, torch_compile=True, which
+// fuses the fp32 upcast into the cross-entropy kernel), the hidden states'
+// gradient allocated whole up front (grad_inputs =
+// torch.empty_like(hidden_states)) and, when the output head is trained,
+// its gradient accumulator. At a 256k vocabulary even 2,048 tokens fill
+// one 4 GiB chunk.
+func targetChunkedLogitsBytes(w Workload, m catalog.Model, r regime, tokens, vocab, target float64) float64 {
+	fp32 := tokens * vocab * fp32Bytes
+	n := 1.0
+	if fp32 > target {
+		n = math.Min(tokens, 4*math.Ceil(fp32/math.Max(1, target)/4))
+	}
+	h := float64(m.HiddenSize)
+	b := tokens/n*vocab*2*r.act + tokens*h*r.act
+	if w.Method == MethodFull {
+		b += vocab * h * r.grad
+	}
+	return b
+}
+
+// baseWeightBytes is the model's weights per model-parallel rank at the
+// workload's precision (the checkpoint's storage where it keeps it), for
+// deciding whether they fit one GPU.
+func baseWeightBytes(w Workload) float64 {
+	m := w.Model
+	r := regimeFor(w.Precision)
+	scale := float64(w.Params) / math.Max(1, float64(m.ComputeParams()))
+	var b float64
+	if m.Quant != nil {
+		b = quantisedWeightBytes(m, r, scale)
+	} else {
+		linear, other := paramSplit(m, scale)
+		b = linear*r.quant + other*r.weight
+	}
+	return b / float64(max(1, w.TP*w.PP))
 }

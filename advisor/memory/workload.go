@@ -73,9 +73,16 @@ const (
 	OptimizerAdamW          Optimizer = "adamw"
 	OptimizerAdamW8bit      Optimizer = "adamw-8bit"
 	OptimizerPagedAdamW8bit Optimizer = "paged-adamw-8bit"
-	OptimizerAdafactor      Optimizer = "adafactor"
-	OptimizerSGD            Optimizer = "sgd"
-	OptimizerNone           Optimizer = "none"
+	// OptimizerAdamW4bit is torchao's AdamW4bit (TrainingArguments
+	// adamw_torch_4bit): both states in 4 bits with a float32 scale per
+	// 128 values (torchao/optim/README.md).
+	OptimizerAdamW4bit Optimizer = "adamw-4bit"
+	// OptimizerAdamWFP8 is torchao's AdamWFp8: both states in float8
+	// e4m3 with a float32 scale per 256 values.
+	OptimizerAdamWFP8  Optimizer = "adamw-fp8"
+	OptimizerAdafactor Optimizer = "adafactor"
+	OptimizerSGD       Optimizer = "sgd"
+	OptimizerNone      Optimizer = "none"
 )
 
 // Offload is ZeRO offload to CPU (DeepSpeed offload_optimizer/offload_param;
@@ -89,6 +96,19 @@ const (
 	OffloadOptimizer Offload = "optimizer"
 	OffloadParam     Offload = "param" // parameters and optimizer states
 )
+
+// Switch is a setting that is on, off or not given (""), when the tools'
+// default depends on the rest of the workload.
+type Switch string
+
+// Switch values.
+const (
+	SwitchOn  Switch = "on"
+	SwitchOff Switch = "off"
+)
+
+// On reports whether the switch is on.
+func (s Switch) On() bool { return s == SwitchOn }
 
 // Attention is the attention kernel: flash/SDPA (no s² scores) or eager.
 type Attention string
@@ -172,12 +192,33 @@ type Workload struct {
 	// GPULayers is llama.cpp's -ngl (Ollama's num_gpu): the layers put on
 	// the GPU, the rest left in CPU RAM; 0 means every layer that fits.
 	GPULayers int `json:"gpu_layers,omitempty"`
+
+	// GPUMemoryBytes is the memory of the GPU the workload runs on, as
+	// CUDA reports it, for the tools that size their buffers by what is
+	// free (Unsloth's fused loss, docs/memory-model.md §6.3); 0 is a card
+	// with room to spare.
+	GPUMemoryBytes int64 `json:"gpu_memory_bytes,omitempty"`
+
+	// Mixtures of experts (docs/memory-model.md §6.9); Resolve fills the
+	// framework's default and leaves both empty for a dense model.
+
+	// LoRAExperts: adapters on the routed experts' fused 3-D weights too
+	// (PEFT target_parameters, axolotl lora_target_parameters, Unsloth's
+	// MoE LoRA). targets= names the attention and dense layers only.
+	LoRAExperts Switch `json:"lora_experts,omitempty"`
+	// QuantizeExperts: over a bitsandbytes 4- or 8-bit base, the routed
+	// experts are quantised too (axolotl quantize_moe_experts, Unsloth's
+	// 4-bit MoE experts, transformers 4's per-expert Linear layers). Off,
+	// transformers 5 keeps its fused 3-D experts in 16-bit, which
+	// bitsandbytes does not convert (bitsandbytes#1849).
+	QuantizeExperts Switch `json:"quantize_experts,omitempty"`
 }
 
 // Breakdown is the per-GPU estimate, in bytes (docs/contracts.md §3 "estimate").
-// PeakAllocated is what torch.cuda.max_memory_allocated() would report;
-// Total is what nvidia-smi would show (peak + allocator reserve + context),
-// and RuntimeOverhead = Total - PeakAllocated. With a serving engine
+// PeakAllocated is what torch.cuda.max_memory_allocated() would report,
+// Reserved what torch.cuda.max_memory_reserved() would; Total is what
+// nvidia-smi would show (reserved + CUDA context + NCCL), and
+// RuntimeOverhead = Total - PeakAllocated. With a serving engine
 // (vLLM, SGLang, TGI, llama.cpp, Ollama) the figures are the engine's own
 // (advisor/serving): Weights as it logs them, Activations its profiled
 // peak, KVCache the cache of the requested batch (or users) × seq_len, and
@@ -194,6 +235,12 @@ type Breakdown struct {
 	PeakAllocatedBytes   int64 `json:"peak_allocated_bytes"`
 	RuntimeOverheadBytes int64 `json:"runtime_overhead_bytes"`
 	TotalBytes           int64 `json:"total_bytes"`
+	// ReservedBytes is what torch.cuda.max_memory_reserved() would report:
+	// the caching allocator's peak segments (peak allocated, its slack,
+	// and the loader's staging it keeps cached), without the CUDA context
+	// and NCCL's buffers that nvidia-smi adds (docs/memory-model.md §6.10).
+	// Serving engines' breakdowns leave it 0.
+	ReservedBytes int64 `json:"reserved_bytes,omitempty"`
 }
 
 // Fit is the band of docs/contracts.md §7: never false precision.

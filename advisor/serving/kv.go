@@ -52,7 +52,9 @@ func kvSpecs(m arch.Model, tp, layers int, elem float64) []kvSpec {
 		s := kvSpec{kind: g.Kind, layers: int(math.Round(float64(g.Layers) * frac)), window: g.Window}
 		switch g.Kind {
 		case arch.KindMLA:
-			s.tokenBytes = float64(g.LatentDim) * elem
+			// The latent, and a sparse-attention indexer's FP8 keys
+			// (docs/vllm-kv.md §9).
+			s.tokenBytes = float64(g.LatentDim)*elem + float64(g.IndexBytes)
 		case arch.KindLinear:
 			s.stateBytes = float64(g.StateBytes) / float64(tp)
 		default:

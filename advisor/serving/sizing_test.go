@@ -232,6 +232,13 @@ func TestStartupFreeMemory(t *testing.T) {
 		{"4090", 0.99, serving.GenerationV0, true, false},
 		{"h100", 0.99, "", true, false},
 		{"h100", 1.0, "", false, false},
+		// GB10's unified memory: the host keeps at least 8 GiB of the 121.69
+		// CUDA counts, and the recipes' 0.85 is what passes surely.
+		{"gb10", 0.85, "", true, false},
+		{"gb10", 0.90, "", true, true},
+		{"gb10", 0.93, "", true, true},
+		{"gb10", 0.94, "", false, false},
+		{"gb10", 0.94, serving.GenerationV0, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s-%.2f-%s", tc.gpu, tc.util, tc.gen), func(t *testing.T) {

@@ -283,24 +283,25 @@ func planVLLM(d Deployment, r *Result, note func(string, ...any)) {
 	// V1 checks, before it loads anything, that the GPU has the whole
 	// budget free (request_memory in v1/worker/utils.py); V0 does not.
 	v1 := d.Generation != GenerationV0
+	free := freeAtStart(d.GPU)
 	switch {
 	case len(specs) == 0:
 		r.Failure, r.Error = FailNoKVCache, fmt.Sprintf("%s keeps no KV cache (an encoder-only model): vLLM serves it as a pooling model, not for generation", modelName(m))
 		return
-	case v1 && budget > total-cudaContextMinBytes:
+	case v1 && budget > free.most:
 		r.Failure, r.Error = FailStartupMemory, fmt.Sprintf("ValueError: Free memory on device cuda:0 (%.2f/%.2f GiB) on startup is less than desired GPU memory utilization (%.2f, %.2f GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
-			(total-cudaContextBytes)/(1<<30), total/(1<<30), d.MemoryFraction, budget/(1<<30))
+			free.shown/(1<<30), total/(1<<30), d.MemoryFraction, budget/(1<<30))
 		r.KVCacheAvailableBytes = 0
 		if !r.quiet {
-			r.Log = append(r.Log, LogLine{Text: r.Error, Means: fmt.Sprintf("vLLM stops before loading the model: %.2f × %s asks for more than the GPU has free beside the CUDA context (%.2f-%.2f GiB)", d.MemoryFraction, gib(total), cudaContextMinBytes/(1<<30), cudaContextBytes/(1<<30))})
+			r.Log = append(r.Log, LogLine{Text: r.Error, Means: fmt.Sprintf("vLLM stops before loading the model: %.2f × %s asks for more than the GPU has free %s", d.MemoryFraction, gib(total), free.beside)})
 		}
 		r.NvidiaSMIBytes = int64(cudaContextBytes)
 		return
-	case v1 && budget > total-cudaContextBytes:
-		note("gpu_memory_utilization %.2f asks for %s free at start-up: an idle GPU has %.2f-%.2f GiB free beside the CUDA context, so vLLM may refuse to start (\"Free memory on device … is less than desired GPU memory utilization\"); %.2f is safe", d.MemoryFraction, gib(budget), (total-cudaContextBytes)/(1<<30), (total-cudaContextMinBytes)/(1<<30), SafeUtilization(d.GPU))
+	case v1 && budget > free.typical:
+		note("gpu_memory_utilization %.2f asks for %s free at start-up: an idle GPU has %.2f-%.2f GiB free %s, so vLLM may refuse to start (\"Free memory on device … is less than desired GPU memory utilization\"); %.2f is safe", d.MemoryFraction, gib(budget), free.typical/(1<<30), free.most/(1<<30), free.beside, SafeUtilization(d.GPU))
 	}
 	switch {
-	case weights > total-cudaContextBytes:
+	case weights > free.shown:
 		r.Failure, r.Error = FailWeights, fmt.Sprintf("torch.OutOfMemoryError: CUDA out of memory while loading the model (%s of weights per GPU, %s on the GPU)", gib(weights), gib(total))
 		if !r.quiet {
 			r.Log = append(r.Log, LogLine{Text: r.Error, Means: "the weights alone do not fit on one GPU: more tensor parallelism or a quantised checkpoint"})
@@ -439,7 +440,35 @@ func vllmLoadLine(d Deployment, weights float64) LogLine {
 // V1's start-up check surely passes.
 func SafeUtilization(g catalog.GPU) float64 {
 	total := float64(g.UsableBytes)
-	return math.Floor(100*(total-cudaContextBytes)/total) / 100
+	return math.Floor(100*freeAtStart(g).typical/total) / 100
+}
+
+// unifiedSafeUtilization is the gpu_memory_utilization vLLM's own recipes
+// give for GB10, whose unified memory "can't satisfy vLLM's default" at
+// start-up (vllm-project/recipes#632; docs/gpu-specs.md "Unified memory").
+const unifiedSafeUtilization = 0.85
+
+// startFree is what V1's start-up check finds free before it loads
+// anything: at most, what to count on, and what its error prints.
+type startFree struct {
+	most, typical, shown float64
+	beside               string // what else holds memory, for the notes
+}
+
+// freeAtStart: a discrete GPU has its total free beside the CUDA context
+// (256-512 MiB). On unified memory CUDA counts the whole pool as the GPU's
+// but finds free only what the host leaves (MemAvailable): at least its
+// idle share (HostBytes), and with the page cache of the checkpoint just
+// read or a desktop session, the recipes' 0.85 is what to count on.
+func freeAtStart(g catalog.GPU) startFree {
+	total := float64(g.UsableBytes)
+	if g.Unified() {
+		most := total - float64(g.HostBytes)
+		return startFree{most: most, typical: math.Min(most, unifiedSafeUtilization*total), shown: most,
+			beside: fmt.Sprintf("beside the host's share of its unified memory (%s at least, more with the page cache)", gib(float64(g.HostBytes)))}
+	}
+	return startFree{most: total - cudaContextMinBytes, typical: total - cudaContextBytes, shown: total - cudaContextBytes,
+		beside: fmt.Sprintf("beside the CUDA context (%.2f-%.2f GiB)", cudaContextMinBytes/(1<<30), cudaContextBytes/(1<<30))}
 }
 
 // nvidiaSMI is what nvidia-smi shows per GPU once the engine is up: the

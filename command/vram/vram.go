@@ -44,7 +44,8 @@ type Result struct {
 	Answer         string   `json:"answer,omitempty"`
 	AnswerSettings []string `json:"answer_settings,omitempty"`
 	// ErrorBand is the estimator's measured error on this method's public
-	// cases (memory.ErrorBandFor); absent when none is known.
+	// cases under this parallelism where enough are measured, else over
+	// all of them (memory.ErrorBandOf); absent when none is known.
 	ErrorBand *memory.ErrorBand `json:"error_band,omitempty"`
 	// CostToFinish is the job's compute, present with tokens=.
 	CostToFinish *Cost       `json:"cost_to_finish,omitempty"`
@@ -169,7 +170,7 @@ func estimate(ctx context.Context, text string, preset *models.Resolution, deps 
 	if res.Workload.Assumptions == nil {
 		res.Workload.Assumptions = []string{}
 	}
-	if b, ok := memory.ErrorBandFor(w.Method); ok {
+	if b, ok := memory.ErrorBandOf(w); ok {
 		res.ErrorBand = &b
 	}
 	if flops, formula := memory.JobFLOPs(p.Final); flops > 0 {

@@ -24,6 +24,7 @@ harness does not judge.
 import argparse
 import datetime
 import gc
+import importlib
 import json
 import math
 import os
@@ -72,6 +73,28 @@ TINY_CONFIG = {
 }
 
 GiB = 1 << 30
+
+# The optimizers a run may use, by the /vram grammar's optim= value: what
+# each keeps per trainable parameter is docs/memory-model.md §1.1 and §6.11
+# (torchao's low-bit AdamW with its block scales, bitsandbytes' paged 8-bit).
+OPTIMIZERS = {
+    "adamw": ("torch.optim", "AdamW"),
+    "adamw-8bit": ("torchao.optim", "AdamW8bit"),
+    "adamw-4bit": ("torchao.optim", "AdamW4bit"),
+    "adamw-fp8": ("torchao.optim", "AdamWFp8"),
+    "paged-adamw-8bit": ("bitsandbytes.optim", "PagedAdamW8bit"),
+}
+
+
+def make_optimizer(name, params):
+    """The optimizer named by its grammar value, or a clear exit when the
+    library that provides it is not installed."""
+    module, cls = OPTIMIZERS[name]
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise SystemExit("calibrate: --optim {} needs {} ({})".format(name, module.split(".")[0], e))
+    return getattr(mod, cls)(params, lr=1e-5)
 
 
 # ---- a self-contained Llama-style model built from a config.json ----------
@@ -280,7 +303,7 @@ def param_count(model):
     return sum(p.numel() for p in model.parameters())
 
 
-def run_point(config, point, device, steps=2):
+def run_point(config, point, device, steps=2, optim="adamw"):
     """One grid point: build, train (or generate) `steps` steps, measure."""
     cuda = device.startswith("cuda")
     dtype = torch.bfloat16 if cuda else torch.float32
@@ -308,7 +331,7 @@ def run_point(config, point, device, steps=2):
         model.train()
         set_checkpointing(model, point["gc"])
         trainable = [p for p in model.parameters() if p.requires_grad]
-        opt = torch.optim.AdamW(trainable, lr=1e-5)
+        opt = make_optimizer(optim, trainable)
         for step in range(steps):
             hooks = torch.autograd.graph.saved_tensors_hooks(saved.pack, saved.unpack) if step == steps - 1 and not cuda else None
             if hooks:
@@ -372,9 +395,11 @@ def gb(n):
 
 def case_lines(config, point, res, meta):
     name = config.get("_name_or_path") or meta["config_name"]
-    base_id = "calib-{}-{}-bs{}-s{}{}".format(
+    optim = meta.get("optim", "adamw")
+    base_id = "calib-{}-{}-bs{}-s{}{}{}".format(
         os.path.basename(name).lower(), point["method"], point["batch"], point["seq"],
-        "" if point["method"] == "inference" else ("-gc" if point["gc"] else "-nogc"))
+        "" if point["method"] == "inference" else ("-gc" if point["gc"] else "-nogc"),
+        "" if point["method"] == "inference" or optim == "adamw" else "-" + optim)
     cuda = meta["device"].startswith("cuda")
     common = {
         "source": "scripts/calibrate/calibrate.py ({}, torch {}, {}, {})".format(
@@ -383,7 +408,7 @@ def case_lines(config, point, res, meta):
         "params_b": round(res["params"] / 1e9, 4),
         "method": point["method"],
         "precision": "bf16" if cuda else "fp32",
-        "optimizer": "none" if point["method"] == "inference" else "adamw",
+        "optimizer": "none" if point["method"] == "inference" else optim,
         "batch": point["batch"],
         "seq_len": point["seq"],
         "grad_checkpointing": point["gc"] if point["method"] != "inference" else None,
@@ -420,6 +445,8 @@ def main(argv=None):
     ap.add_argument("--out", default="calibration.jsonl", help="JSON Lines output, the accuracy harness's case format")
     ap.add_argument("--budget", type=float, default=540, help="stop starting runs after this many seconds")
     ap.add_argument("--steps", type=int, default=2, help="training steps per run")
+    ap.add_argument("--optim", choices=sorted(OPTIMIZERS), default="adamw",
+                    help="the training runs' optimizer, by its optim= value (torchao or bitsandbytes for the low-bit ones)")
     args = ap.parse_args(argv)
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -427,7 +454,8 @@ def main(argv=None):
         ap.error("--device cuda, but CUDA is not available")
     kind = args.grid or ("default" if device.startswith("cuda") else "tiny")
     configs = args.configs or ([os.path.join(CATALOG, c) for c in DEFAULT_CONFIGS] if kind == "default" else ["tiny"])
-    meta = {"device": device, "steps": args.steps, "date": datetime.date.today().isoformat(), "context": 0, "capacity": 0}
+    meta = {"device": device, "steps": args.steps, "date": datetime.date.today().isoformat(), "context": 0, "capacity": 0,
+            "optim": args.optim}
     if device.startswith("cuda"):
         meta["context"], meta["capacity"] = cuda_context_bytes()
         meta["gpu"] = torch.cuda.get_device_name()
@@ -445,7 +473,7 @@ def main(argv=None):
                     print("calibrate: time budget reached; the rest of the grid is left out", file=sys.stderr)
                     break
                 try:
-                    res = run_point(config, point, device, args.steps)
+                    res = run_point(config, point, device, args.steps, args.optim)
                 except RuntimeError as e:  # torch.cuda.OutOfMemoryError is a RuntimeError
                     if "out of memory" not in str(e).lower():
                         raise

@@ -71,6 +71,23 @@ type Case struct {
 	Compile bool `json:"compile,omitempty"`
 	// GradAccum is the micro-batches per optimizer step (0: one).
 	GradAccum int `json:"grad_accum,omitempty"`
+	// LoRAExperts: LoRA on the routed experts' fused weights too (PEFT
+	// target_parameters); QuantizeExperts: the routed experts quantised
+	// with a bitsandbytes base (axolotl quantize_moe_experts). Nil: the
+	// framework's default.
+	LoRAExperts     *bool `json:"lora_experts,omitempty"`
+	QuantizeExperts *bool `json:"quantize_experts,omitempty"`
+
+	// Category groups the cases of a set by the technique they test
+	// (fsdp2, offload, moe-ft, unsloth, low-bit-optim, ...), for the
+	// per-category table; empty in the older sets.
+	Category string `json:"category,omitempty"`
+	// ReportedRaw is the figure as the source prints it, before the
+	// conversion to decimal GB (GiB, "about X", per-GPU or total).
+	ReportedRaw string `json:"reported_raw,omitempty"`
+	// ExtraSettings are what the run states that the case's fields above
+	// cannot say (testdata/SOURCES.md records how each was handled).
+	ExtraSettings string `json:"extra_settings,omitempty"`
 }
 
 // maxLineBytes bounds one JSONL line.
@@ -130,8 +147,23 @@ type Measure string
 // Measures.
 const (
 	MeasurePeakAllocated Measure = "peak_allocated" // torch.cuda.max_memory_allocated, "peak memory active"
-	MeasureTotal         Measure = "total"          // nvidia-smi, reserved + context
+	MeasurePeakReserved  Measure = "peak_reserved"  // torch.cuda.max_memory_reserved: the allocator's segments, no CUDA context
+	MeasureTotal         Measure = "total"          // nvidia-smi, NVML: reserved + CUDA context + NCCL
 )
+
+// measureOf reads how a case's figure was taken: nvidia-smi and NVML
+// (WandB's system panel) see the whole process, max_memory_reserved the
+// caching allocator's segments, anything else the tensors allocated.
+func measureOf(text string) Measure {
+	t := strings.ToLower(text)
+	switch {
+	case strings.Contains(t, "nvidia-smi") || strings.Contains(t, "nvml"):
+		return MeasureTotal
+	case strings.Contains(t, "reserved"):
+		return MeasurePeakReserved
+	}
+	return MeasurePeakAllocated
+}
 
 // Workload maps a case to a workload, or says why the case does not specify
 // one: only measured cases (not formulas, rules of thumb or bounds) with a
@@ -196,6 +228,8 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 	w.ActivationOffload = c.ActivationOffload
 	w.Framework = memory.Framework(c.Framework)
 	w.TP, w.PP = c.TP, c.PP
+	w.LoRAExperts, w.QuantizeExperts = switchOf(c.LoRAExperts), switchOf(c.QuantizeExperts)
+	w.GPUMemoryBytes = gpuMemoryOf(c.GPU)
 	w.Attention = memory.Attention(c.Attention)
 	if w.Method == memory.MethodInference && w.GPUs > 1 && w.ZeroStage == 0 && w.TP <= 1 && w.PP <= 1 {
 		// Inference over several GPUs without ZeRO is accelerate's
@@ -209,11 +243,18 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 			w.LoRATargets = memory.DefaultLoRATargets
 		}
 	}
-	measure := MeasurePeakAllocated
-	if strings.Contains(strings.ToLower(c.Measure), "nvidia-smi") || strings.Contains(strings.ToLower(c.Measure), "reserved") {
-		measure = MeasureTotal
+	return w, measureOf(c.Measure), ""
+}
+
+// switchOf is a case's optional flag as a workload switch.
+func switchOf(b *bool) memory.Switch {
+	switch {
+	case b == nil:
+		return ""
+	case *b:
+		return memory.SwitchOn
 	}
-	return w, measure, ""
+	return memory.SwitchOff
 }
 
 // inferencePromptTokens stands for "a short prompt" where an inference case
@@ -349,6 +390,10 @@ type Row struct {
 	// ShorterSequences: the run's real sequences were shorter than the
 	// estimated length (Case.ShorterSequences).
 	ShorterSequences bool
+	// Category is the case's (Case.Category); Parallelism how the
+	// resolved workload spreads over its GPUs (memory.ParallelismOf).
+	Category    string
+	Parallelism memory.Parallelism
 }
 
 // ErrorPct is the signed error of a rule in percent of the reported value.
@@ -408,8 +453,14 @@ func Evaluate(cases []Case) Report {
 		w = memory.Resolve(w)
 		b := memory.Estimate(w)
 		est := float64(b.PeakAllocatedBytes)
-		if measure == MeasureTotal {
+		switch measure {
+		case MeasureTotal:
 			est = float64(b.TotalBytes)
+		case MeasurePeakReserved:
+			est = float64(b.ReservedBytes)
+			if b.ReservedBytes == 0 { // a serving engine's breakdown
+				est = float64(b.TotalBytes)
+			}
 		}
 		// The rules give a job total; the cases report the most loaded GPU.
 		gpus := float64(max(1, w.GPUs))
@@ -424,6 +475,8 @@ func Evaluate(cases []Case) Report {
 			Reported:         c.ReportedGB * 1e9,
 			Got:              got,
 			ShorterSequences: c.ShorterSequences,
+			Category:         c.Category,
+			Parallelism:      memory.ParallelismOf(w),
 		}
 		switch {
 		case c.ShorterSequences:
@@ -508,20 +561,30 @@ func (rep Report) MethodSummary(m memory.Method, rule Rule) Summary {
 	return Summary{Rule: rule}
 }
 
-// Bands is the estimator's error band per method, the table the replies
-// quote (memory.ErrorBands): median and 90th-percentile |error| and the
-// share within 25%, on the judged cases of each method.
+// Bands is the estimator's error band per method and, where a method has
+// at least memory.MinCellCases judged cases under one parallelism, per
+// method and parallelism: the table the replies quote (memory.ErrorBands;
+// median and 90th-percentile |error| and the share within 25%).
 func (rep Report) Bands() []memory.ErrorBand {
-	var out []memory.ErrorBand
-	for _, ms := range rep.ByMethod {
-		s := rep.MethodSummary(ms.Method, RuleEstimator)
-		out = append(out, memory.ErrorBand{
-			Method:            ms.Method,
+	band := func(m memory.Method, p memory.Parallelism, s Summary) memory.ErrorBand {
+		return memory.ErrorBand{
+			Method:            m,
+			Parallelism:       p,
 			Cases:             s.Cases,
 			MedianAbsErrorPct: round1(s.MedianAbsErrPct),
 			P90AbsErrorPct:    round1(s.P90AbsErrPct),
 			Within25PctShare:  math.Round(1000*s.Within25PctShare) / 1000,
-		})
+		}
+	}
+	cells := rep.Cells()
+	var out []memory.ErrorBand
+	for _, ms := range rep.ByMethod {
+		out = append(out, band(ms.Method, "", rep.MethodSummary(ms.Method, RuleEstimator)))
+		for _, c := range cells {
+			if c.Method == ms.Method && c.Summary.Cases >= memory.MinCellCases {
+				out = append(out, band(c.Method, c.Parallelism, c.Summary))
+			}
+		}
 	}
 	return out
 }
@@ -567,8 +630,11 @@ func (rep Report) WriteTable(out io.Writer) error {
 
 // short is the measure's column label.
 func (m Measure) short() string {
-	if m == MeasureTotal {
+	switch m {
+	case MeasureTotal:
 		return "total"
+	case MeasurePeakReserved:
+		return "rsvd"
 	}
 	return "peak"
 }
@@ -607,4 +673,5 @@ func (rep Report) writeSummary(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, " %11.1f%%\n", ms.Summaries[0].P90AbsErrPct)
 	}
+	rep.writeGroups(b)
 }

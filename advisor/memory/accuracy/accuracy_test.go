@@ -125,7 +125,7 @@ func loadFile(t *testing.T, path string) []Case {
 // allCases is every measured case the repository holds.
 func allCases(t *testing.T) []Case {
 	var all []Case
-	for _, p := range []string{casesPath, extraCasesPath, trainingCasesPath, holdoutCasesPath} {
+	for _, p := range []string{casesPath, extraCasesPath, trainingCasesPath, holdoutCasesPath, blindCasesPath, holdout2026CasesPath} {
 		all = append(all, loadFile(t, p)...)
 	}
 	return all
@@ -158,6 +158,19 @@ const holdoutCasesPath = "testdata/holdout-cases.jsonl"
 var knownBoundGaps = map[string]string{
 	"swift-qwen25-7b-full-1gpu-bf16": "measured on the script's Dec 2024 version, when the HF Trainer's adamw_torch (PyTorch's foreach AdamW) held a √v temporary of one state at the step; today's default (adamw_torch_fused) holds none, and the grammar cannot say which",
 	"swift-qwen25-7b-lora-all-ddp2":  "unexplained: measured on the script's Dec 2024 version, 10 GiB more than the same run under ZeRO-2 (19.3 GB), which DDP's buckets for the adapters' gradients cannot hold",
+	// The 2026 blind set (testdata/SOURCES.md).
+	"unsloth-qwen3-4b-qat-int4-lora-t4":            "quantisation-aware training (Unsloth qat_scheme int4: torchao fake-quantised base weights) has no word in the grammar; +5.6 GiB over the loaded model in training where plain LoRA needs about 1",
+	"unsloth-qwen3-06b-full-qat-t4":                "quantisation-aware training (Unsloth qat_scheme phone-deployment) has no word in the grammar",
+	"unsloth-gemma3-27b-qlora-a100-40":             "unexplained: 12% under; its reserved memory after loading already exceeds the 4-bit weights and the cached embedding by 0.6 GiB",
+	"unsloth-qwen25coder-14b-qlora-pagedadamw8-t4": "unexplained: 11% under on a T4 with paged 8-bit AdamW, whose states sit outside the caching allocator",
+	"unsloth-granite4-hmicro-lora16-t4":            "Granite 4.0-H (Mamba-2 hybrid) is not in the catalog: estimated with a dense stand-in of its size, 11% under",
+	// The 2026 holdout, scored once at the end (testdata/SOURCES.md): left
+	// as they read, not tuned.
+	"unsloth-gemma4-e4b-qlora-t4":              "Gemma 4 E4B is not in the catalog: estimated with a dense stand-in of its size, without its per-layer embeddings; 39% under",
+	"unsloth-llama32-3b-qlora-t4":              "unexplained: 19% under on a T4 (fp16, no bf16), where the Llama-3.2-3B notebook's sibling runs on other GPUs are within 10%",
+	"unsloth-qwen3-14b-qlora-reasoning-t4":     "unexplained: 17% under on a T4 (fp16 compute) with Unsloth's dynamic 4-bit checkpoint, whose 16-bit layers the grammar cannot name",
+	"unsloth-qwen3-14b-qlora-alpaca-t4":        "unexplained: 10% under on a T4 (fp16 compute) with Unsloth's dynamic 4-bit checkpoint",
+	"unsloth-nemotron3nano-30ba3b-lora16-a100": "13% under: a Mamba-2/MoE hybrid in 16-bit with padding-free batches, whose mixer states and expert paths under Unsloth are not modelled",
 }
 
 // TestHoldoutAccuracy holds the held-out cases to issue 11's acceptance on
@@ -188,6 +201,36 @@ func TestHoldoutAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "holdout-accuracy.golden", table.Bytes())
+}
+
+// holdout2026CasesPath holds the 2026 runs kept out of sight until the
+// estimator's issue-25 work was done, then scored once (testdata/SOURCES.md
+// records that run and the re-expression that followed).
+const holdout2026CasesPath = "testdata/holdout-2026-cases.jsonl"
+
+// TestHoldout2026Accuracy keeps the 2026 holdout where its one scoring left
+// it (11.3% / 64.5% once re-expressed; issue 25's acceptance is 10% / 85%,
+// not met): a guard against regressions, not a target it was tuned to. Its
+// table is in holdout-2026-accuracy.golden.
+func TestHoldout2026Accuracy(t *testing.T) {
+	rep := Evaluate(loadFile(t, holdout2026CasesPath))
+	est := rep.Summary(RuleEstimator)
+	if n := est.Cases + len(rep.UpperBounds); n < 40 {
+		t.Fatalf("only %d of the 2026 holdout cases judged", n)
+	}
+	if est.MedianAbsErrPct > 12 || est.Within25PctShare < 0.64 {
+		t.Errorf("2026 holdout: median |error| %.1f%%, within 25%% %.1f%%: want <= 12%% and >= 64%%", est.MedianAbsErrPct, 100*est.Within25PctShare)
+	}
+	for _, r := range rep.BoundViolations() {
+		if _, known := knownBoundGaps[r.ID]; !known {
+			t.Errorf("%s: real sequences were shorter, yet the estimate reads %.0f%% under the measurement", r.ID, r.ErrorPct(RuleEstimator))
+		}
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "holdout-2026-accuracy.golden", table.Bytes())
 }
 
 // TestCombinedAccuracy is issue 11's acceptance on every measured case the
@@ -285,10 +328,17 @@ func TestCaseMapping(t *testing.T) {
 	if reason != "" || measure != MeasurePeakAllocated || w.Model.Name != "Llama-2-7B" || w.Batch != 2 || w.SeqLen != 512 || !w.GradCheckpointing {
 		t.Errorf("mapped to %+v %s %q", w, measure, reason)
 	}
-	c.Measure = "nvidia-smi used memory"
-	if _, measure, _ := c.Workload(); measure != MeasureTotal {
-		t.Errorf("nvidia-smi case compared with %s", measure)
+	for text, want := range map[string]Measure{
+		"nvidia-smi used memory": MeasureTotal, "wandb system GPU memory (NVML, as nvidia-smi)": MeasureTotal,
+		"torch.cuda.max_memory_reserved": MeasurePeakReserved, "torchtitan memory log: max_reserved_gib": MeasurePeakReserved,
+		"torch max_memory_allocated/1e9": MeasurePeakAllocated,
+	} {
+		c.Measure = text
+		if _, measure, _ := c.Workload(); measure != want {
+			t.Errorf("%q compared with %s, want %s", text, measure, want)
+		}
 	}
+	c.Measure = "nvidia-smi used memory"
 	c.Model = "13B mystery model"
 	c.ParamsB = 13
 	if w, _, _ := c.Workload(); w.Params != 13e9 {
@@ -337,4 +387,38 @@ func FuzzParseCases(f *testing.F) {
 		}
 		Evaluate(cases) // must not panic on anything that parses
 	})
+}
+
+// blindCasesPath holds the 2026 runs (FSDP2 and its CPU offload, MoE
+// fine-tuning, Unsloth notebooks, low-bit optimizers), scored blind
+// before any estimator change (testdata/SOURCES.md records that run).
+const blindCasesPath = "testdata/blind-2026-cases.jsonl"
+
+// TestBlind2026Accuracy holds the 2026 set to the floors its mechanisms
+// reached (docs/memory-model.md §6.9-§6.11; it read 18.2% / 63.9% blind)
+// and keeps its table, per method and parallelism and per category, in
+// blind-accuracy.golden; no upper bound reads more than 10% under beyond
+// knownBoundGaps.
+func TestBlind2026Accuracy(t *testing.T) {
+	rep := Evaluate(loadFile(t, blindCasesPath))
+	est := rep.Summary(RuleEstimator)
+	if n := est.Cases + len(rep.UpperBounds); n < 50 {
+		t.Fatalf("only %d of the 2026 cases judged", n)
+	}
+	if est.MedianAbsErrPct > 15 || est.Within25PctShare < 0.75 {
+		t.Errorf("2026 cases: median |error| %.1f%%, within 25%% %.1f%%: want <= 15%% and >= 75%%", est.MedianAbsErrPct, 100*est.Within25PctShare)
+	}
+	for _, r := range rep.BoundViolations() {
+		if _, known := knownBoundGaps[r.ID]; !known {
+			t.Errorf("%s: real sequences were shorter, yet the estimate reads %.0f%% under the measurement", r.ID, r.ErrorPct(RuleEstimator))
+		}
+	}
+	if len(rep.Categories()) < 8 {
+		t.Errorf("only %d categories", len(rep.Categories()))
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "blind-accuracy.golden", table.Bytes())
 }

@@ -28,6 +28,9 @@ func (c Case) Query() (q string, ok bool) {
 	add("bs=%d", w.Batch)
 	add("seq=%d", w.SeqLen)
 	add("gpus=%d", w.GPUs)
+	if _, word, ok := caseGPU(c.GPU); ok {
+		add("%s", word)
+	}
 	if memory.KnownPrecision(w.Precision) || memory.IsCheckpointPrecision(w.Precision) {
 		// A pre-quantised checkpoint's format (awq, gptq, fp8) is a
 		// precision= word too (docs/contracts.md §2).
@@ -80,6 +83,12 @@ func (c Case) Query() (q string, ok bool) {
 			add("rank=%d", w.LoRARank)
 		}
 		add("targets=%s", w.LoRATargets)
+	}
+	if w.LoRAExperts != "" {
+		add("lora-experts=%s", w.LoRAExperts)
+	}
+	if w.QuantizeExperts != "" {
+		add("quantize-experts=%s", w.QuantizeExperts)
 	}
 	if w.TP > 1 {
 		add("tp=%d", w.TP)

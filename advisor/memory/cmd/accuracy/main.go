@@ -7,9 +7,12 @@
 //	go run ./advisor/memory/cmd/accuracy [-skipped] [-bands advisor/memory/errorbands.json]
 //
 // The fourth file (-holdout) holds the cases gathered after the estimator
-// was built; run it alone for its own figures:
+// was built, the fifth (-blind) the 2026 runs, the sixth (-holdout2026)
+// the 2026 runs held out until the end; run one alone for its own figures:
 //
-//	go run ./advisor/memory/cmd/accuracy -cases advisor/memory/accuracy/testdata/holdout-cases.jsonl -extra "" -training "" -holdout ""
+//	go run ./advisor/memory/cmd/accuracy -cases advisor/memory/accuracy/testdata/holdout-cases.jsonl -extra "" -training "" -holdout "" -blind "" -holdout2026 ""
+//	go run ./advisor/memory/cmd/accuracy -cases advisor/memory/accuracy/testdata/blind-2026-cases.jsonl -extra "" -training "" -holdout "" -blind "" -holdout2026 ""
+//	go run ./advisor/memory/cmd/accuracy -cases advisor/memory/accuracy/testdata/holdout-2026-cases.jsonl -extra "" -training "" -holdout "" -blind "" -holdout2026 ""
 //
 // -bands rewrites the embedded band table from the combined cases (the
 // accuracy tests fail while it is stale).
@@ -31,12 +34,14 @@ func run() int {
 	extra := flag.String("extra", "advisor/memory/accuracy/testdata/extra-cases.jsonl", "second JSON Lines file of measured cases (empty: none)")
 	training := flag.String("training", "advisor/memory/accuracy/testdata/training-cases.jsonl", "third JSON Lines file: training runs with the techniques of docs/memory-model.md §6 (empty: none)")
 	holdout := flag.String("holdout", "advisor/memory/accuracy/testdata/holdout-cases.jsonl", "fourth JSON Lines file: the cases gathered after the estimator was built, judged blind first (testdata/SOURCES.md; empty: none)")
+	blind := flag.String("blind", "advisor/memory/accuracy/testdata/blind-2026-cases.jsonl", "fifth JSON Lines file: the 2026 runs (FSDP2, offload, MoE fine-tuning, Unsloth, low-bit optimizers), scored blind first (testdata/SOURCES.md; empty: none)")
+	holdout2026 := flag.String("holdout2026", "advisor/memory/accuracy/testdata/holdout-2026-cases.jsonl", "sixth JSON Lines file: the 2026 runs held out until the end and scored once (testdata/SOURCES.md; empty: none)")
 	skipped := flag.Bool("skipped", false, "also list the cases not judged and why")
 	bands := flag.String("bands", "", "write the per-method error bands of the combined cases to this JSON file")
 	flag.Parse()
 	var all []accuracy.Case
 	files := []string{*path}
-	for _, f := range []string{*extra, *training, *holdout} {
+	for _, f := range []string{*extra, *training, *holdout, *blind, *holdout2026} {
 		if f != "" {
 			files = append(files, f)
 		}
