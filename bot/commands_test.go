@@ -27,7 +27,7 @@ func (realCommands) VRAM(ctx context.Context, text string) (reply.Reply, error) 
 }
 
 func (realCommands) OOM(ctx context.Context, text string) (reply.Reply, OOMFacts) {
-	a := oom.Diagnose(ctx, text, nil)
+	a := oom.Diagnose(ctx, text, oom.Deps{})
 	return a.Reply, OOMFacts{Detected: a.Result.Detected, Format: a.Result.Format}
 }
 

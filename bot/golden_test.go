@@ -102,7 +102,7 @@ func goldenReplies(t *testing.T) []goldenReply {
 		}
 		return errorReply(errs.UserMessage(err))
 	}
-	oomReply := func(text string) reply.Reply { return oom.Diagnose(ctx, text, goldenOffers).Reply }
+	oomReply := func(text string) reply.Reply { return oom.Diagnose(ctx, text, oom.Deps{Offers: goldenOffers}).Reply }
 	book := pricing.NewBook(store.NewMemory(), []pricing.Source{goldenSource{}}, goldenSource{},
 		pricing.WithClock(func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }),
 		pricing.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))

@@ -86,19 +86,48 @@ const (
 
 // Diagnose reads the likely causes and the staged fixes from a Report. It
 // is pure and never fails; a report with detected=false gives nothing.
-func Diagnose(r Report) Diagnosis {
+func Diagnose(r Report) Diagnosis { return diagnose(r, nil) }
+
+// PastedJob is the job a paste holds beside its traceback (an axolotl
+// config, a vllm serve line: package job reads it at the edge), as the
+// estimator's workload: the diagnosis sizes the fixes from it rather than
+// from what the log lines say.
+type PastedJob struct {
+	Workload memory.Workload
+	// GPU is the GPU the job's words name; the paste's own total capacity
+	// wins over it. HasGPU is false when they name none.
+	GPU    catalog.GPU
+	HasGPU bool
+	// Framework is the stack the job runs on (fix.FrameworkUnknown: the
+	// paste's).
+	Framework fix.Framework
+}
+
+// DiagnoseJob is Diagnose of a paste that holds its job too (a config or
+// a launch line beside the traceback): the causes and the paste's numbers
+// as Diagnose reads them, the sizing from the job.
+func DiagnoseJob(r Report, j PastedJob) Diagnosis { return diagnose(r, &j) }
+
+func diagnose(r Report, job *PastedJob) Diagnosis {
 	d := Diagnosis{Causes: []Cause{}, Stages: []fix.Stage{}}
 	if !r.Detected {
 		return d
 	}
 	b := &builder{r: r, stack: r.Stack}
+	if b.stack == fix.FrameworkUnknown && job != nil {
+		b.stack = job.Framework
+	}
 	if b.stack == fix.FrameworkUnknown {
 		b.stack = stackFor(r)
 	}
 	if noIdiom(r) {
 		b.stack = stackNone
 	}
-	b.sizing = estimate(r, b.stack)
+	if job != nil {
+		b.sizing = estimateJob(r, *job, b.stack)
+	} else {
+		b.sizing = estimate(r, b.stack)
+	}
 	b.measured = measure(r)
 	b.reconcile()
 	b.wholePaste()

@@ -307,6 +307,66 @@ func estimate(r Report, stack fix.Framework) *Sizing {
 	if !ok {
 		return nil
 	}
+	return size(w, gpu, stack)
+}
+
+// estimateJob sizes the job a paste holds on the GPU the paste measured
+// (its total capacity), else the one the job names; nil when neither says.
+// An engine's own buffer sizes (llama.cpp) say more than any estimate.
+func estimateJob(r Report, j PastedJob, stack fix.Framework) *Sizing {
+	e := r.Facts.Engine
+	if e.GPUModelBytes > 0 && e.GPUFreeBytes > 0 {
+		return nil
+	}
+	gpu, ok := gpuOf(r)
+	if !ok && j.HasGPU {
+		gpu, ok = j.GPU, true
+	}
+	if !ok {
+		return nil
+	}
+	w := j.Workload
+	overlayRun(r, &w)
+	w.GPUs = max(w.GPUs, 1)
+	return size(w, gpu, stack)
+}
+
+// overlayRun applies what only the paste knows to the job's workload:
+// an OOM in the full logits' loss computed the standard one, whatever the
+// stack's default, and the trainable count PEFT printed fixes the
+// adapter's shape. The run's settings themselves (its batch, sequence,
+// precision) are taken over the job's before it is read (RunPrecision,
+// PasteGPU; command/oom).
+func overlayRun(r Report, w *memory.Workload) {
+	if w.Method == memory.MethodInference {
+		return
+	}
+	pw := r.Facts.Workload
+	if w.Method.IsAdapter() && pw.TrainableParams > 0 && w.LoRARank == 0 {
+		fitLoRA(w, pw.TrainableParams)
+	}
+	if r.Job != nil && r.Job.Where == WhereLogits {
+		w.Loss = memory.LossStandard
+	}
+}
+
+// RunPrecision is the weights' storage and compute regime the paste shows
+// for a job of method ("" when it shows none): a GGUF type, a quantisation,
+// or the 16-bit dtype (AMP for full training).
+func RunPrecision(r Report, method memory.Method) memory.Precision {
+	w := memory.Workload{Method: method}
+	setPrecision(r.Facts.Workload, &w)
+	return w.Precision
+}
+
+// PasteGPU is the GPU the paste measured: the card its total capacity
+// (or its named GPU) matches, else a GPU of that capacity.
+func PasteGPU(r Report) (catalog.GPU, bool) { return gpuOf(r) }
+
+// size runs the estimator and the planner on w for gpu, whose memory is
+// what the tools that size their buffers by free memory see.
+func size(w memory.Workload, gpu catalog.GPU, stack fix.Framework) *Sizing {
+	w.GPUMemoryBytes = gpu.UsableBytes
 	w = memory.Resolve(w)
 	est := memory.Estimate(w)
 	fit, _ := memory.Assess(est, gpu)

@@ -109,7 +109,7 @@ func (l *lazyApp) oomDeps() (oomcmd.Deps, error) {
 	if err != nil {
 		return oomcmd.Deps{}, err
 	}
-	return oomcmd.Deps{Offers: a.book}, nil
+	return oomcmd.Deps{Offers: a.book, Models: a.models}, nil
 }
 
 func (l *lazyApp) pricesDeps() (pricescmd.Deps, error) {
@@ -166,7 +166,7 @@ func (c commandSet) deps() vramcmd.Deps {
 }
 
 func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bot.OOMFacts) {
-	a := oomcmd.Diagnose(ctx, text, c.offers)
+	a := oomcmd.Diagnose(ctx, text, oomcmd.Deps{Offers: c.offers, Models: c.models})
 	return a.Reply, oomFacts(a.Result)
 }
 

@@ -37,6 +37,9 @@ type Result struct {
 	oom.Report
 	Diagnosis oom.Diagnosis   `json:"diagnosis"`
 	Offers    []pricing.Offer `json:"offers,omitempty"`
+	// JobFile is the job the paste holds beside its traceback, when it
+	// holds one (an addition to the contract).
+	JobFile *JobFile `json:"job_file,omitempty"`
 }
 
 // Reply limits: a reply is read in ten seconds, and Slack clamps anyway.
@@ -48,11 +51,23 @@ const (
 
 // Diagnose parses and diagnoses a pasted OOM. With no OOM in the text it
 // says so briefly (the bot stays silent in channels; the CLI prints it).
-// offers may be nil.
-func Diagnose(ctx context.Context, text string, offers OfferFinder) Answer {
+// A paste that holds its job too (a config or a launch line beside the
+// traceback) is sized from the job, its model resolved with deps.Models.
+// Either of deps may be nil.
+func Diagnose(ctx context.Context, text string, deps Deps) Answer {
+	offers := deps.Offers
 	rep := oom.Parse(text)
-	d := oom.Diagnose(rep)
-	res := Result{Report: rep, Diagnosis: d}
+	var d oom.Diagnosis
+	var jf *JobFile
+	if rep.Detected {
+		var pj oom.PastedJob
+		if jf, pj = pastedJob(ctx, rep, text, deps.Models); jf != nil && jf.Used {
+			d = oom.DiagnoseJob(rep, pj)
+		} else {
+			d = oom.Diagnose(rep)
+		}
+	}
+	res := Result{Report: rep, Diagnosis: d, JobFile: jf}
 	if !rep.Detected {
 		return Answer{Result: res, Reply: reply.Reply{
 			Kind:    "oom",
@@ -102,14 +117,18 @@ func Diagnose(ctx context.Context, text string, offers OfferFinder) Answer {
 			details.Sections = append(details.Sections, layout.OfferTable(title, found[:min(len(found), maxOOMOffers)]))
 		}
 	}
-	notes := contextLines(rep, d)
+	notes := contextLines(rep, d, jobLines(jf, d))
 	for _, n := range notes[:min(len(notes), layout.LeadNotes)] {
 		r.Context = append(r.Context, layout.OneLine(n, layout.LeadNoteRunes))
 	}
 	r.Context = append(r.Context, provenance...)
 	details.Context = append(notes, provenance...)
 	r.Details = details
-	if q := estimateQuery(rep, d); q != "" {
+	q := estimateQuery(rep, d)
+	if jf != nil && jf.Used {
+		q = jobEstimateQuery(jf)
+	}
+	if q != "" {
 		r.Actions = []reply.Action{{ID: reply.ActionEstimate, Text: "Estimate this workload", Value: q}}
 	}
 	return Answer{Reply: r, Result: res}
@@ -400,9 +419,10 @@ func snippetHeader(lang string, n int) string {
 	return fmt.Sprintf("# %d)\n", n)
 }
 
-// oomContext says what the paste did not say, so nobody reads a guess as
-// a fact.
-func contextLines(r oom.Report, d oom.Diagnosis) []string {
+// contextLines say what the paste did not say, so nobody reads a guess
+// as a fact: what was read from it, what its numbers measured, then the
+// job it holds (job), then what is missing.
+func contextLines(r oom.Report, d oom.Diagnosis, job []string) []string {
 	var out []string
 	if line := readLine(r.Job); line != "" {
 		out = append(out, line)
@@ -410,6 +430,7 @@ func contextLines(r oom.Report, d oom.Diagnosis) []string {
 	if line := measuredLine(d.Measured); line != "" {
 		out = append(out, line)
 	}
+	out = append(out, job...)
 	if r.Occurrences > 1 {
 		out = append(out, fmt.Sprintf("The paste holds %d OOM messages; the numbers are from the first.", r.Occurrences))
 	}

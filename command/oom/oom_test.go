@@ -41,7 +41,7 @@ OOM when allocating tensor with shape[295,64,256,256] and type float on /job:loc
 func TestOOMGolden(t *testing.T) {
 	for name, paste := range goldenPastes {
 		t.Run(name, func(t *testing.T) {
-			r := Diagnose(context.Background(), paste, nil).Reply
+			r := Diagnose(context.Background(), paste, Deps{}).Reply
 			golden.Check(t, name+".txt", []byte(reply.Text(r)))
 		})
 	}
@@ -67,7 +67,7 @@ func pasteFixture(t *testing.T, name string) string {
 func TestOOMPasteGolden(t *testing.T) {
 	for _, name := range pasteFiles {
 		t.Run(name, func(t *testing.T) {
-			a := Diagnose(context.Background(), pasteFixture(t, name), &fakeOffers{})
+			a := Diagnose(context.Background(), pasteFixture(t, name), Deps{Offers: &fakeOffers{}})
 			r := a.Reply
 			golden.Check(t, name+".txt", []byte(reply.Text(r)))
 			js, err := json.MarshalIndent(a.Result, "", "  ")
@@ -82,7 +82,7 @@ func TestOOMPasteGolden(t *testing.T) {
 // TestOOMJSONShape checks the --json contract of docs/contracts.md §3: every
 // report field at the top level with its JSON type, and the diagnosis.
 func TestOOMJSONShape(t *testing.T) {
-	b, err := json.Marshal(Diagnose(context.Background(), goldenPastes["fragmentation"], nil).Result)
+	b, err := json.Marshal(Diagnose(context.Background(), goldenPastes["fragmentation"], Deps{}).Result)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestOOMOffers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeOffers{}
-			a := Diagnose(context.Background(), tt.paste, f)
+			a := Diagnose(context.Background(), tt.paste, Deps{Offers: f})
 			r, res := a.Reply, a.Result
 			if got := len(res.Offers) > 0; got != tt.wantOffers {
 				t.Fatalf("offers = %v, want offers: %v", res.Offers, tt.wantOffers)
@@ -169,7 +169,7 @@ func TestOOMOffers(t *testing.T) {
 
 // TestOOMNilOffers checks that a nil OfferFinder is fine.
 func TestOOMNilOffers(t *testing.T) {
-	a := Diagnose(context.Background(), "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 99.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 20.00 GiB is free.", nil)
+	a := Diagnose(context.Background(), "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 99.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 20.00 GiB is free.", Deps{})
 	if a.Reply.Title == "" || a.Result.Offers != nil {
 		t.Fatalf("reply %+v", a.Reply)
 	}
@@ -181,7 +181,7 @@ func TestOOMNilOffers(t *testing.T) {
 // either side gives is a catalogue id.
 func TestOOMAndVRAMNameFixesAlike(t *testing.T) {
 	resultOf := Diagnose(context.Background(), "  File \"/opt/site-packages/transformers/trainer.py\", line 3782, in training_step\n    self.accelerator.backward(loss, **kwargs)\n"+
-		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.23 GiB is free. Of the allocated memory 20.10 GiB is allocated by PyTorch, and 1.35 GiB is reserved by PyTorch but unallocated.", nil).Result
+		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.23 GiB is free. Of the allocated memory 20.10 GiB is allocated by PyTorch, and 1.35 GiB is reserved by PyTorch but unallocated.", Deps{}).Result
 	estimate, err := vram.Estimate(context.Background(), "7b lora bs=8 seq=4096 4090 framework=hf", vram.Deps{})
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +279,7 @@ func TestOOMPasteAdvice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.paste, func(t *testing.T) {
-			res := Diagnose(context.Background(), pasteFixture(t, tt.paste), &fakeOffers{}).Result
+			res := Diagnose(context.Background(), pasteFixture(t, tt.paste), Deps{Offers: &fakeOffers{}}).Result
 			if len(res.Diagnosis.Causes) == 0 || res.Diagnosis.Causes[0].ID != tt.firstCause {
 				t.Fatalf("causes %+v, want %s first", res.Diagnosis.Causes, tt.firstCause)
 			}
@@ -323,7 +323,7 @@ func TestOOMIssue23(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.paste, func(t *testing.T) {
-			a := Diagnose(context.Background(), pasteFixture(t, tt.paste), &fakeOffers{})
+			a := Diagnose(context.Background(), pasteFixture(t, tt.paste), Deps{Offers: &fakeOffers{}})
 			res, text := a.Result, reply.Text(a.Reply)
 			j := res.Job
 			if j == nil {

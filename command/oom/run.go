@@ -7,6 +7,7 @@ import (
 
 	"github.com/vrambot/vrambot/internal/cli"
 	"github.com/vrambot/vrambot/internal/readfile"
+	"github.com/vrambot/vrambot/query"
 )
 
 // maxPasteBytes caps what `vrambot oom` reads; the parser keeps the head and
@@ -14,9 +15,11 @@ import (
 const maxPasteBytes = 64 << 20
 
 // Deps are what the diagnosis needs from the program: the price book for
-// the GPUs that would hold the workload (nil: none).
+// the GPUs that would hold the workload, and the model resolver for a job
+// pasted with its traceback (nil: none; the catalog alone).
 type Deps struct {
 	Offers OfferFinder
+	Models query.ModelResolver
 }
 
 // Run is `vrambot oom [--json] [FILE|-]` (docs/contracts.md §1): the paste
@@ -39,7 +42,7 @@ func Run(ctx context.Context, e cli.Env, args []string, open func() (Deps, error
 	if err != nil {
 		return err
 	}
-	a := Diagnose(ctx, string(text), deps.Offers)
+	a := Diagnose(ctx, string(text), deps)
 	return cli.Print(e, a.Reply, a.Result, *asJSON)
 }
 
