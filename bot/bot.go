@@ -208,6 +208,10 @@ type Deps struct {
 	// Configs, when set, answers mentions that attach a config.json
 	// (configfile.go); without it such a mention is an ordinary one.
 	Configs ConfigVRAM
+	// Jobs, when set, reads a job pasted in a code block or attached to a
+	// mention or a direct message, and answers the "Size this job"
+	// shortcut (job.go); without it nothing is read as a job.
+	Jobs Jobs
 	// Lookups, when set, says which /vram queries must ask the Hub first:
 	// those are acked at once and answered through response_url. When it
 	// also implements HubPrefetcher, the lookup runs in the Hub pool

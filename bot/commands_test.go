@@ -26,6 +26,17 @@ func (realCommands) VRAM(ctx context.Context, text string) (reply.Reply, error) 
 	return a.Reply, err
 }
 
+// JobQuery and Job read jobs as cmd/vrambot's command set does (Jobs).
+func (realCommands) JobQuery(text, words string) (string, bool) {
+	q, _, err := vram.JobQuery(text, words)
+	return q, err == nil
+}
+
+func (realCommands) Job(ctx context.Context, text, words string) (reply.Reply, error) {
+	a, err := vram.EstimateJob(ctx, text, words, vram.Deps{})
+	return a.Reply, err
+}
+
 func (realCommands) OOM(ctx context.Context, text string) (reply.Reply, OOMFacts) {
 	a := oom.Diagnose(ctx, text, oom.Deps{})
 	return a.Reply, OOMFacts{Detected: a.Result.Detected, Format: a.Result.Format}

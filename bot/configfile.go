@@ -2,10 +2,13 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/vrambot/vrambot/internal/safetext"
+	"github.com/vrambot/vrambot/job"
 	"github.com/vrambot/vrambot/reply"
 )
 
@@ -23,20 +26,50 @@ type ConfigVRAM interface {
 // Hub id); the reader's own bound is advisor/hfconfig.MaxConfigBytes.
 const maxConfigFileBytes = 1 << 20
 
-// attachedConfig returns the first attached config.json of a mention (a
-// file named config.json, or any .json the user attached), when Configs is
-// set.
-func (s *Server) attachedConfig(ev innerEvent) (slackFile, bool) {
-	if s.deps.Configs == nil {
-		return slackFile{}, false
-	}
-	for _, f := range ev.Files[:min(len(ev.Files), maxFilesPerMessage)] {
-		name := strings.ToLower(f.Name)
-		if name == "config.json" || strings.HasSuffix(name, ".json") && (f.Filetype == "json" || f.Filetype == "text" || f.Filetype == "") {
-			return f, true
+// markConfigs marks the attached Hugging Face config.json files and
+// returns the first, when Configs is set (without it such a file is
+// neither a config nor a job). A config is a JSON file whose top level
+// names a "model_type" or "architectures", as every transformers config
+// does (a DeepSpeed or other JSON job does not), or one named config.json
+// that holds no job; a JSON file too large to download is taken as one, so
+// that its answer says what to attach instead.
+func (s *Server) markConfigs(files []attachment) *attachment {
+	var first *attachment
+	for i := range files {
+		a := &files[i]
+		if !isJSON(a.file) {
+			continue
+		}
+		a.config = a.err == nil && hfConfigKeys(a.data) || errors.Is(a.err, errFileTooLarge) ||
+			strings.EqualFold(a.file.Name, "config.json") && !s.readsAsJob(a.data)
+		if a.config && first == nil {
+			first = a
 		}
 	}
-	return slackFile{}, false
+	if s.deps.Configs == nil {
+		return nil
+	}
+	return first
+}
+
+// readsAsJob reports text that holds a job (a DeepSpeed JSON someone named
+// config.json), whether or not it names its model.
+func (s *Server) readsAsJob(text string) bool {
+	if s.deps.Jobs == nil || text == "" {
+		return false
+	}
+	_, ok := job.Detect(text)
+	return ok
+}
+
+// hfConfigKeys reports a JSON object with a model_type or architectures
+// key at its top level (advisor/hfconfig reads such a file).
+func hfConfigKeys(data string) bool {
+	var top struct {
+		ModelType     json.RawMessage `json:"model_type"`
+		Architectures json.RawMessage `json:"architectures"`
+	}
+	return json.Unmarshal([]byte(data), &top) == nil && (len(top.ModelType) > 0 || len(top.Architectures) > 0)
 }
 
 // configQuery is the query of a mention that attached a config: its text
@@ -51,18 +84,16 @@ func configQuery(text string) string {
 	return text
 }
 
-// vramConfigReply downloads the attached config.json and answers query
-// for it, in public (a mention's answer has no share button).
-func (s *Server) vramConfigReply(ctx context.Context, query string, f slackFile) reply.Reply {
-	if f.Size > maxConfigFileBytes {
-		return errorReply(fmt.Sprintf("The attached %s is %d KiB; a model's config.json is a few KiB. Attach config.json, not the weights.", safeFileName(f.Name), f.Size>>10))
+// configReply answers query for an attached config.json, in public (a
+// mention's answer has no share button).
+func (s *Server) configReply(ctx context.Context, query string, a attachment) reply.Reply {
+	switch {
+	case errors.Is(a.err, errFileTooLarge):
+		return errorReply(fmt.Sprintf("The attached %s is %d KiB; a model's config.json is a few KiB. Attach config.json, not the weights.", safeFileName(a.file.Name), a.file.Size>>10))
+	case a.err != nil:
+		return errorReply("Could not download the attached " + safeFileName(a.file.Name) + "; please try again.")
 	}
-	data, err := s.download(ctx, f)
-	if err != nil {
-		s.log.Info("attached config.json not read", "file", f.ID, "err", err)
-		return errorReply("Could not download the attached " + safeFileName(f.Name) + "; please try again.")
-	}
-	r, err := s.deps.Configs.VRAMConfig(ctx, query, []byte(data), f.Name)
+	r, err := s.deps.Configs.VRAMConfig(ctx, query, []byte(a.data), a.file.Name)
 	return s.vramOutcome(query, false, r, err)
 }
 

@@ -51,6 +51,7 @@ const (
 	viewKeyPrefix      = "dedupe:view:"      // a submitted form: user, view id, hash
 	feedbackKeyPrefix  = "dedupe:feedback:"  // one vote per person and message
 	diagnosedKeyPrefix = "dedupe:diagnosed:" // a message answered with a diagnosis
+	sizedKeyPrefix     = "dedupe:sized:"     // a message whose job was answered
 	publicKeyPrefix    = "dedupe:public:"    // a button's public post under a message: action, channel, ts
 	askerKeyPrefix     = "dedupe:asker:"     // who asked the answer posted at channel, ts
 )

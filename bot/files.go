@@ -7,7 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+
+	"github.com/vrambot/vrambot/job"
 )
 
 // maxFilesPerMessage bounds how many attached files one message may make
@@ -17,42 +20,106 @@ const maxFilesPerMessage = 3
 // maxDownloadRedirects bounds redirects on one download.
 const maxDownloadRedirects = 3
 
-// textFiletypes are Slack filetypes of pasted text (snippets and logs).
+// textFiletypes are Slack filetypes of pasted text (snippets and logs) and
+// of job files.
 var textFiletypes = map[string]bool{
-	"text": true, "log": true, "python": true, "shell": true, "json": true,
+	"text": true, "log": true, "python": true, "shell": true, "json": true, "toml": true,
 	"yaml": true, "markdown": true, "csv": true, "javascript": true, "c": true, "cpp": true,
 }
 
-// gatherText returns text followed by the contents of the message's text
-// files (pasted long snippets arrive as files), each under the size cap.
-// Downloads get the work timeout.
-func (s *Server) gatherText(ctx context.Context, ev innerEvent, text string) string {
+// jobFiletypes and jobExtensions name the files read as a job (README,
+// "Paste your job"): by Slack's filetype or by the file's name. What is in
+// a file decides whether it is one (docs/jobs.md §3).
+var (
+	jobFiletypes  = map[string]bool{"yaml": true, "python": true, "shell": true, "json": true, "toml": true}
+	jobExtensions = []string{".yaml", ".yml", ".json", ".py", ".sh", ".toml"}
+)
+
+// attachment is a text file attached to a message, downloaded once.
+type attachment struct {
+	file slackFile
+	data string
+	// err says why data is empty: errFileTooLarge (over the file's cap,
+	// not downloaded), or the download's error.
+	err error
+	// config marks an attached Hugging Face config.json (configfile.go).
+	config bool
+}
+
+// jobFile reports an attachment read as a job: a job file by its type or
+// name that is not a model's config.json.
+func (a *attachment) jobFile() bool { return isJobFile(a.file) && !a.config }
+
+// attachments downloads the message's text files (at most
+// maxFilesPerMessage), each under its cap (fileCap); those not read say
+// why. Downloads get the work timeout.
+func (s *Server) attachments(ctx context.Context, ev innerEvent) []attachment {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.WorkTimeout)
 	defer cancel()
-	var b strings.Builder
-	b.WriteString(text)
-	n := 0
+	var out []attachment
 	for _, f := range ev.Files {
-		if n == maxFilesPerMessage {
+		if len(out) == maxFilesPerMessage {
 			break
 		}
 		if !isTextFile(f) {
 			continue
 		}
-		n++
-		data, err := s.download(ctx, f)
-		if err != nil {
-			s.log.Info("snippet not read", "channel", ev.Channel, "file", f.ID, "err", err)
-			continue
+		a := attachment{file: f}
+		a.data, a.err = s.download(ctx, f, s.fileCap(f))
+		if a.err != nil {
+			s.log.Info("attached file not read", "channel", ev.Channel, "file", f.ID, "err", a.err)
 		}
-		b.WriteString("\n")
-		b.WriteString(data)
+		out = append(out, a)
+	}
+	return out
+}
+
+// fileCap is how much of a file is downloaded: a JSON file is a model's
+// config.json or a job, at most maxConfigFileBytes; a job file uploaded by
+// name at most job.MaxBytes (the job reader's own bound, docs/jobs.md §5),
+// so a larger one is never downloaded; a snippet or a log MaxFileBytes.
+func (s *Server) fileCap(f slackFile) int64 {
+	switch {
+	case isJSON(f):
+		return min(maxConfigFileBytes, s.cfg.MaxFileBytes)
+	case f.Mode != "snippet" && hasJobExtension(f.Name):
+		return min(job.MaxBytes, s.cfg.MaxFileBytes)
+	}
+	return s.cfg.MaxFileBytes
+}
+
+// gatherText returns text followed by the contents of the message's text
+// files (pasted long snippets arrive as files), each under its cap.
+func (s *Server) gatherText(ctx context.Context, ev innerEvent, text string) string {
+	return joinText(text, s.attachments(ctx, ev))
+}
+
+// joinText is text followed by the attachments read.
+func joinText(text string, files []attachment) string {
+	var b strings.Builder
+	b.WriteString(text)
+	for _, a := range files {
+		if a.err == nil {
+			b.WriteString("\n")
+			b.WriteString(a.data)
+		}
 	}
 	return b.String()
 }
 
 func isTextFile(f slackFile) bool {
-	return f.Mode == "snippet" || strings.HasPrefix(f.Mimetype, "text/") || textFiletypes[f.Filetype]
+	return f.Mode == "snippet" || strings.HasPrefix(f.Mimetype, "text/") || textFiletypes[f.Filetype] || hasJobExtension(f.Name)
+}
+
+func isJobFile(f slackFile) bool { return jobFiletypes[f.Filetype] || hasJobExtension(f.Name) }
+
+func isJSON(f slackFile) bool {
+	return f.Filetype == "json" || strings.HasSuffix(strings.ToLower(f.Name), ".json")
+}
+
+func hasJobExtension(name string) bool {
+	name = strings.ToLower(name)
+	return slices.ContainsFunc(jobExtensions, func(ext string) bool { return strings.HasSuffix(name, ext) })
 }
 
 var (
@@ -102,9 +169,10 @@ func (s *Server) checkDownloadRedirect(req *http.Request, via []*http.Request) e
 	return nil
 }
 
-// download fetches a pasted file with the bot token, at most MaxFileBytes.
-func (s *Server) download(ctx context.Context, f slackFile) (string, error) {
-	if f.Size > s.cfg.MaxFileBytes {
+// download fetches a pasted file with the bot token, at most limit bytes:
+// a file that says it is larger is not fetched at all.
+func (s *Server) download(ctx context.Context, f slackFile, limit int64) (string, error) {
+	if f.Size > limit {
 		return "", fmt.Errorf("download %s (%d bytes): %w", f.ID, f.Size, errFileTooLarge)
 	}
 	u, err := url.Parse(f.URLPrivateDownload)
@@ -134,12 +202,12 @@ func (s *Server) download(ctx context.Context, f slackFile) (string, error) {
 	if redir := resp.Request.URL.Query().Get("redir"); redir != "" && redir == u.Path {
 		return "", fmt.Errorf("download %s: %w", f.ID, errSignIn)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		s.metrics.apiError("files.download")
 		return "", fmt.Errorf("download %s: %w", f.ID, redactErr(err))
 	}
-	if int64(len(data)) > s.cfg.MaxFileBytes {
+	if int64(len(data)) > limit {
 		return "", fmt.Errorf("download %s: %w", f.ID, errFileTooLarge)
 	}
 	return string(data), nil

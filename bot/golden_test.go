@@ -44,6 +44,14 @@ var goldenOfferBook = []pricing.Offer{
 	{Provider: "lambda", InstanceType: "gpu_8x_h100_sxm5", GPU: "H100 80GB SXM", GPUKey: "H100-SXM", GPUCount: 8, GPUMemoryBytes: 80 << 30, PricePerHourUSD: 23.92, PricePerGPUHourUSD: 2.99, Region: "us-east-1", AsOf: "2026-10-01", AgeDays: 61, Stale: true, Source: "embedded snapshot"},
 }
 
+// goldenJobs answers jobs with the golden offers.
+type goldenJobs struct{ realCommands }
+
+func (goldenJobs) Job(ctx context.Context, text, words string) (reply.Reply, error) {
+	a, err := vram.EstimateJob(ctx, text, words, vram.Deps{Offers: goldenOffers})
+	return a.Reply, err
+}
+
 // goldenSource is a fixed price source for the prices listing.
 type goldenSource struct{}
 
@@ -103,6 +111,19 @@ func goldenReplies(t *testing.T) []goldenReply {
 		return errorReply(errs.UserMessage(err))
 	}
 	oomReply := func(text string) reply.Reply { return oom.Diagnose(ctx, text, oom.Deps{Offers: goldenOffers}).Reply }
+	// A job as a mention posts it: read by the bot (its words beside the
+	// job, one of which is not used), answered with the golden offers.
+	jobs := newTestServer(t, nil, nil, func(_ *Config, d *Deps) { d.Jobs = goldenJobs{} }).Server
+	jobReply := func(file, text string) reply.Reply {
+		t.Helper()
+		p := jobs.planJob(text+" ```"+jobFile(t, file)+"```", nil, false)
+		r, ok := jobs.jobReply(ctx, p)
+		if !ok {
+			t.Fatalf("job %s with %q not answered: %+v", file, text, r)
+		}
+		return r
+	}
+	notJob := jobs.jobRefusal(ctx, jobs.planJob("```print('hello')```", nil, false), jobRefusedTitle)
 	book := pricing.NewBook(store.NewMemory(), []pricing.Source{goldenSource{}}, goldenSource{},
 		pricing.WithClock(func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }),
 		pricing.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
@@ -130,6 +151,8 @@ func goldenReplies(t *testing.T) []goldenReply {
 		{"vram-question", vramReply("can I finetune llama 3 8b on a 4090?"), true},
 		{"vram-vllm-users-h100", vramReply("how many concurrent users can llama-3.1-8b serve on h100 at 8k context"), true},
 		{"vram-vllm-does-not-start", vramReply("llama-3.1-70b engine=vllm l40s"), true},
+		{"job-axolotl-qlora-4090", jobReply("axolotl/gemma-3-4b-qlora.yml", "4090 thanks!"), true},
+		{"job-not-a-job", notJob, false},
 		{"oom-pytorch-backward", oomReply(pytorchBackward), false},
 		{"oom-zero2-names-its-model", oomReply(goldenPaste(t, "zero2")), false},
 		{"oom-vllm-startup", oomReply(goldenPaste(t, "vllm-startup")), false},

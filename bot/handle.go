@@ -416,8 +416,6 @@ func (s *Server) handleEvent(ctx context.Context, env eventEnvelope) {
 	}
 }
 
-// handleMention answers "@vrambot vram <query>", an OOM pasted with a
-// mention, or anything else with help.
 // isDirectMessage reports a message in a conversation with the bot (the
 // App Home's messages tab): channel_type "im", or a D… channel id where a
 // payload leaves the type out.
@@ -425,58 +423,48 @@ func isDirectMessage(ev innerEvent) bool {
 	return ev.ChannelType == channelTypeIM || ev.ChannelType == "" && strings.HasPrefix(ev.Channel, "D")
 }
 
+// handleMention answers a mention: "@vrambot vram <query>" with the query
+// (unless a job or config.json attached answers it), anything else as
+// messageReply reads it (an OOM, a job, a config.json) or with help.
 func (s *Server) handleMention(ctx context.Context, ev innerEvent) {
-	text := strings.TrimSpace(mentionRE.ReplaceAllString(slackUnescape(ev.Text), " "))
-	if f, ok := s.attachedConfig(ev); ok {
-		var r reply.Reply
-		if err := s.computeAnswer(ctx, func(cctx context.Context) { r = s.vramConfigReply(cctx, configQuery(text), f) }); err != nil && r.Kind == "" {
-			s.log.Warn("mention not answered in time", "channel", ev.Channel, "err", err)
-			r = errorReply(tooSlowText)
-		}
-		s.post(ctx, kindEvent, ev.Channel, threadOf(ev), r)
+	text := withoutMentions(ev.Text)
+	rest, asked := vramWords(text)
+	var rd reading
+	if !asked || s.deps.Jobs != nil || s.deps.Configs != nil {
+		rd = s.readMessage(ctx, ev, text, false)
+	}
+	if asked && !rd.answersItself() {
+		s.answerVRAMMention(ctx, ev, rest)
 		return
 	}
-	var full string
+	a := s.answerMessage(ctx, ev.User, rd, "", func(context.Context) reply.Reply { return mentionHelpReply() })
+	s.postAnswer(ctx, ev, threadOf(ev), ev.User, a)
+}
+
+// answerVRAMMention answers "@vrambot vram <query>" in the mention's
+// thread: its model looked up on the Hub first, then the answer.
+func (s *Server) answerVRAMMention(ctx context.Context, ev innerEvent, query string) {
 	cctx := ctx
-	if word, rest, _ := strings.Cut(text, " "); !strings.EqualFold(word, "vram") {
-		full = s.gatherText(ctx, ev, text) // an OOM may come as an attached snippet
-	} else if rest = strings.TrimSpace(rest); rest != "" && !strings.EqualFold(rest, "help") {
+	if query != "" && !strings.EqualFold(query, "help") {
 		var err error
-		if cctx, err = s.lookUpModel(ctx, ev.User, rest); err != nil {
-			s.post(ctx, kindEvent, ev.Channel, threadOf(ev), s.vramOutcome(rest, false, reply.Reply{}, err))
+		if cctx, err = s.lookUpModel(ctx, ev.User, query); err != nil {
+			s.post(ctx, kindEvent, ev.Channel, threadOf(ev), s.vramOutcome(query, false, reply.Reply{}, err))
 			return
 		}
 	}
 	var r reply.Reply
-	var oom OOMFacts
-	if err := s.computeAnswer(cctx, func(cctx context.Context) { r, oom = s.mentionAnswer(cctx, text, full) }); err != nil && r.Kind == "" {
+	if err := s.computeAnswer(cctx, func(cctx context.Context) {
+		if query == "" || strings.EqualFold(query, "help") {
+			r = usageReply("@vrambot vram")
+			return
+		}
+		r = s.vramReply(cctx, query, false)
+	}); err != nil && r.Kind == "" {
 		s.log.Warn("mention not answered in time", "channel", ev.Channel, "err", err)
-		r, oom = errorReply(tooSlowText), OOMFacts{}
-	}
-	if oom.Detected {
-		s.answerOOM(ctx, ev, r, oom)
-		return
+		r = errorReply(tooSlowText)
 	}
 	r.Ephemeral = false
 	s.postFor(ctx, kindEvent, ev.Channel, threadOf(ev), r, ev.User)
-}
-
-// mentionAnswer computes the answer to a mention: text is the message
-// without mentions, full the text with attached snippets ("" for vram).
-func (s *Server) mentionAnswer(ctx context.Context, text, full string) (reply.Reply, OOMFacts) {
-	if word, rest, _ := strings.Cut(text, " "); strings.EqualFold(word, "vram") {
-		rest = strings.TrimSpace(rest)
-		if rest == "" || strings.EqualFold(rest, "help") {
-			return usageReply("@vrambot vram"), OOMFacts{}
-		}
-		return s.vramReply(ctx, rest, false), OOMFacts{}
-	}
-	if strings.TrimSpace(full) != "" {
-		if r, facts := s.deps.Commands.OOM(ctx, full); facts.Detected {
-			return r, facts
-		}
-	}
-	return mentionHelpReply(), OOMFacts{}
 }
 
 // answerOOM reacts to the paste, answers in its thread and records the OOM
@@ -628,6 +616,10 @@ func usageReply(command string) reply.Reply {
 				"On any message: ⋯ → *Diagnose OOM* answers in that message's thread.",
 				"`/oom` opens a box to paste into; `/oom <paste>` answers privately.",
 			}},
+			{Title: "Your job, as written", Items: []string{
+				"Mention me with a training config or a launch command in a code block, or attach its .yaml/.yml/.json/.py/.sh/.toml file: `@vrambot will this fit on a 4090?`",
+				"On any message: ⋯ → *Size this job* answers in that message's thread.",
+			}},
 			{Title: "Anywhere", Text: "Mention me in a thread (`@vrambot vram 7b lora a100`), or write to me directly in the Messages tab of my App Home."},
 		},
 		Context:   []string{"Tokens in any order: model, method (full, lora, qlora, freeze, inference), GPU or budget, and key=value settings: " + strings.Join(query.Keys(), ", ") + "."},
@@ -658,7 +650,7 @@ func mentionHelpReply() reply.Reply {
 	return reply.Reply{
 		Kind:    "help",
 		Title:   "How I can help",
-		Summary: "Mention me with `vram <query>` (for example `@vrambot vram 7b lora a100`), or with a CUDA out-of-memory traceback.",
+		Summary: "Mention me with `vram <query>` (for example `@vrambot vram 7b lora a100`), with your job's config or launch command in a code block or attached, or with a CUDA out-of-memory traceback.",
 	}
 }
 

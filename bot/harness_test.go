@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +35,14 @@ type fakeCommands struct {
 	mu       sync.Mutex
 	delay    time.Duration
 	oomReply func() reply.Reply
+	oomTexts []string // every text OOM was asked about
+}
+
+// oomAsked returns the texts OOM was asked about.
+func (c *fakeCommands) oomAsked() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.oomTexts)
 }
 
 func (c *fakeCommands) setDelay(d time.Duration) {
@@ -80,6 +89,9 @@ func responses(fs *slacktest.Server, name string) []slacktest.Call {
 }
 
 func (c *fakeCommands) OOM(_ context.Context, text string) (reply.Reply, OOMFacts) {
+	c.mu.Lock()
+	c.oomTexts = append(c.oomTexts, text)
+	c.mu.Unlock()
 	if !strings.Contains(text, "CUDA out of memory") {
 		return reply.Reply{Kind: "oom"}, OOMFacts{}
 	}

@@ -104,6 +104,7 @@ func homeView(f homeFacts) slack.HomeTabViewRequest {
 			"• `/vram` alone opens a form; `/vram help` shows the grammar.\n" +
 			"• Paste a CUDA out-of-memory error in a channel I am in: I answer in its thread. On any message, *⋯ → Diagnose OOM* does the same.\n" +
 			"• `/oom` opens a box to paste an error into.\n" +
+			"• Mention me with your job — a config or a launch command in a code block, or its file attached — and I size it; *⋯ → Size this job* does it for any message.\n" +
 			"• Or write to me here, in the *Messages* tab."),
 		slack.NewDividerBlock(),
 	}

@@ -30,12 +30,13 @@ const (
 	interactionMessageAction   = "message_action"
 )
 
-// Callback ids of the bot's forms and shortcut (the manifest declares the
-// shortcut's).
+// Callback ids of the bot's forms and shortcuts (the manifest declares the
+// shortcuts'; docs/contracts.md §8).
 const (
 	callbackVRAMForm    = "vram_form"
 	callbackOOMForm     = "oom_form"
 	callbackDiagnoseOOM = "diagnose_oom"
+	callbackSizeJob     = "size_job"
 )
 
 // interact answers an interaction: the outcome label, and the body of the
@@ -50,8 +51,11 @@ func (s *Server) interact(ctx context.Context, in interaction) (string, any) {
 	case interactionViewSubmission:
 		return s.viewSubmission(ctx, in)
 	case interactionMessageAction:
-		if in.CallbackID == callbackDiagnoseOOM {
+		switch {
+		case in.CallbackID == callbackDiagnoseOOM:
 			return s.diagnoseMessage(ctx, in), nil
+		case in.CallbackID == callbackSizeJob && s.deps.Jobs != nil:
+			return s.sizeJobMessage(ctx, in), nil
 		}
 	}
 	return outcomeIgnored, nil

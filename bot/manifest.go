@@ -19,10 +19,10 @@ type ManifestConfig struct {
 }
 
 // botScopes are the bot token scopes the app uses, and no more: commands
-// (/vram, /oom and the message shortcut), chat:write (replies, chat.update,
+// (/vram, /oom and the message shortcuts), chat:write (replies, chat.update,
 // the App Home's messages), app_mentions:read, channels:history,
 // groups:history and im:history (mentions, OOM pastes and direct
-// messages), files:read (snippets), files:write (long answers), and
+// messages), files:read (snippets, job files and config.json files), files:write (long answers), and
 // reactions:write (👀). views.open, views.publish and app_home_opened need
 // no scope of their own (https://docs.slack.dev/reference/events/app_home_opened).
 var botScopes = []string{
@@ -36,9 +36,12 @@ var botScopes = []string{
 // app_home_opened (the Home tab).
 var botEvents = []string{"app_mention", "message.channels", "message.groups", "message.im", "app_home_opened"}
 
-// ShortcutDiagnoseOOM is the callback id of the "Diagnose OOM" message
-// shortcut.
-const ShortcutDiagnoseOOM = callbackDiagnoseOOM
+// Callback ids of the message shortcuts (docs/contracts.md §8): "Diagnose
+// OOM" and "Size this job".
+const (
+	ShortcutDiagnoseOOM = callbackDiagnoseOOM
+	ShortcutSizeJob     = callbackSizeJob
+)
 
 // Manifest returns the Slack app manifest (JSON, which Slack accepts beside
 // YAML) for cfg. Schema: https://docs.slack.dev/reference/app-manifest
@@ -92,10 +95,16 @@ func Manifest(cfg ManifestConfig) ([]byte, error) {
 			// published on app_home_opened.
 			"app_home": obj{"home_tab_enabled": true, "messages_tab_enabled": true, "messages_tab_read_only_enabled": false},
 			"bot_user": obj{"display_name": name, "always_online": true},
-			"shortcuts": []obj{{
-				"name": "Diagnose OOM", "type": "message", "callback_id": ShortcutDiagnoseOOM,
-				"description": "Explain the out-of-memory error in this message, in its thread",
-			}},
+			"shortcuts": []obj{
+				{
+					"name": "Diagnose OOM", "type": "message", "callback_id": ShortcutDiagnoseOOM,
+					"description": "Explain the out-of-memory error in this message, in its thread",
+				},
+				{
+					"name": "Size this job", "type": "message", "callback_id": ShortcutSizeJob,
+					"description": "Size the GPU memory of the job in this message, in its thread",
+				},
+			},
 			"slash_commands": commands,
 		},
 		"oauth_config": obj{"scopes": obj{"bot": botScopes}},

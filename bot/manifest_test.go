@@ -40,9 +40,10 @@ func TestManifest(t *testing.T) {
 						ReadOnly bool `json:"messages_tab_read_only_enabled"`
 					} `json:"app_home"`
 					Shortcuts []struct {
-						Name       string `json:"name"`
-						Type       string `json:"type"`
-						CallbackID string `json:"callback_id"`
+						Name        string `json:"name"`
+						Type        string `json:"type"`
+						CallbackID  string `json:"callback_id"`
+						Description string `json:"description"`
 					} `json:"shortcuts"`
 					SlashCommands []struct {
 						Command string `json:"command"`
@@ -85,8 +86,15 @@ func TestManifest(t *testing.T) {
 			if h := m.Features.AppHome; !h.Home || !h.Messages || h.ReadOnly {
 				t.Errorf("app home %+v: want the home tab and a writable messages tab", h)
 			}
-			if sc := m.Features.Shortcuts; len(sc) != 1 || sc[0].CallbackID != "diagnose_oom" || sc[0].Type != "message" || sc[0].Name != "Diagnose OOM" {
+			wantShortcuts := []struct{ name, id string }{{"Diagnose OOM", "diagnose_oom"}, {"Size this job", "size_job"}}
+			if sc := m.Features.Shortcuts; len(sc) != len(wantShortcuts) {
 				t.Errorf("shortcuts %+v", sc)
+			} else {
+				for i, w := range wantShortcuts {
+					if sc[i].Name != w.name || sc[i].CallbackID != w.id || sc[i].Type != "message" || sc[i].Description == "" {
+						t.Errorf("shortcut %d = %+v, want %s (%s)", i, sc[i], w.name, w.id)
+					}
+				}
 			}
 			if m.Settings.SocketMode != tt.cfg.SocketMode || m.Settings.Events.RequestURL != tt.wantURL || !m.Settings.Interactivity.Enabled {
 				t.Errorf("settings %+v", m.Settings)

@@ -180,7 +180,7 @@ func fencedBlocks(text string) []string {
 			continue
 		}
 		var body []string
-		if strings.Contains(rest, " ") || strings.Contains(rest, "=") { // ```vllm serve x (Slack puts code on the fence line)
+		if !isFenceTag(rest) { // ```vllm serve x, ```{ (Slack puts code on the fence line)
 			body = append(body, rest)
 		}
 		j := i + 1
@@ -194,6 +194,14 @@ func fencedBlocks(text string) []string {
 		i = j
 	}
 	return out
+}
+
+// isFenceTag reports whether what follows a fence's backticks is a
+// Markdown info string ("yaml", "python", "c++", none) rather than code.
+func isFenceTag(rest string) bool {
+	return !strings.ContainsFunc(rest, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_+.#-", r))
+	})
 }
 
 // markdownHeadings counts a Markdown document's headings outside its

@@ -210,6 +210,9 @@ func TestMerge(t *testing.T) {
 		{"2x h100 seq=8k", "Qwen/Qwen3-8B lora 2x h100 bs=2 seq=8k precision=bf16 gc=off rank=16 framework=axolotl", []string{"seq=8k over sequence_len: 4096"}},
 		{"full a100", "Qwen/Qwen3-8B full a100 bs=2 seq=4096 gc=off framework=axolotl", []string{"full over the file's method, lora"}},
 		{"will it fit on a 4090?", "Qwen/Qwen3-8B lora 4090 bs=2 seq=4096 precision=bf16 gc=off rank=16 framework=axolotl", nil},
+		// "run" and "train" only imply a method: the file's stays.
+		{"can this run on 2 a100s?", "Qwen/Qwen3-8B lora 2x a100 bs=2 seq=4096 precision=bf16 gc=off rank=16 framework=axolotl", nil},
+		{"will it train on a 4090?", "Qwen/Qwen3-8B lora 4090 bs=2 seq=4096 precision=bf16 gc=off rank=16 framework=axolotl", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.words, func(t *testing.T) {
@@ -242,5 +245,26 @@ func TestDetect(t *testing.T) {
 	}
 	if f, ok := Detect("what fits on a 4090?"); ok {
 		t.Errorf("Detect = %s on a question", f)
+	}
+}
+
+// TestFencedBlocks: a fence's info string is a tag, anything else on the
+// fence line is code (Slack puts a block's first line there).
+func TestFencedBlocks(t *testing.T) {
+	tests := []struct {
+		text string
+		want Format
+	}{
+		{"```{\n\"zero_optimization\": {\"stage\": 3},\n\"train_micro_batch_size_per_gpu\": 2\n}\n```", DeepSpeed},
+		{"```json\n{\"zero_optimization\": {\"stage\": 2}}\n```", DeepSpeed},
+		{"```yaml\nbase_model: Qwen/Qwen3-8B\nadapter: lora\n```", Axolotl},
+		{"```vllm serve Qwen/Qwen3-8B --max-model-len 8192```", VLLM},
+		{"here it is:\n```vllm serve Qwen/Qwen3-8B\n--max-model-len 8192\n```", VLLM},
+	}
+	for _, tt := range tests {
+		j, err := Read(tt.text)
+		if err != nil || j.Format != tt.want {
+			t.Errorf("Read(%q) = %s, %v; want %s", tt.text, j.Format, err, tt.want)
+		}
 	}
 }

@@ -34,6 +34,11 @@ func ReadWords(text string) (Words, error) {
 		return Words{}, err
 	}
 	c := p.canonical()
+	if p.method == "" {
+		// A method only implied ("can this run on 2 a100s?", "will it
+		// train on a 4090?") gives way to the method the file states.
+		c.method = ""
+	}
 	return Words{Model: c.model, Method: c.method, GPU: c.gpu, Count: c.count, Sharding: c.sharding, Settings: c.kv}, nil
 }
 

@@ -142,12 +142,18 @@ func (l *lazyApp) digestDeps(post bool) (digestcmd.Deps, error) {
 	return d, nil
 }
 
-// commandSet adapts the command packages to the bot's Commands and
-// Configs interfaces.
+// commandSet adapts the command packages to the bot's Commands, Configs
+// and Jobs interfaces.
 type commandSet struct {
 	offers vramcmd.OfferFinder
 	models query.ModelResolver
 }
+
+var (
+	_ bot.Commands   = commandSet{}
+	_ bot.ConfigVRAM = commandSet{}
+	_ bot.Jobs       = commandSet{}
+)
 
 func (c commandSet) VRAM(ctx context.Context, text string) (reply.Reply, error) {
 	a, err := vramcmd.Estimate(ctx, text, c.deps())
@@ -158,6 +164,20 @@ func (c commandSet) VRAM(ctx context.Context, text string) (reply.Reply, error) 
 // fileName is the file's name as uploaded.
 func (c commandSet) VRAMConfig(ctx context.Context, text string, config []byte, fileName string) (reply.Reply, error) {
 	a, err := vramcmd.EstimateConfig(ctx, text, config, models.ConfigName(fileName, config), c.deps())
+	return a.Reply, err
+}
+
+// JobQuery is the /vram query of a job pasted or attached in Slack with
+// the words beside it (bot.Jobs); it reads, never resolves or estimates.
+func (c commandSet) JobQuery(text, words string) (string, bool) {
+	q, _, err := vramcmd.JobQuery(text, words)
+	return q, err == nil
+}
+
+// Job answers a job pasted or attached in Slack (bot.Jobs), as
+// vrambot vram --job does.
+func (c commandSet) Job(ctx context.Context, text, words string) (reply.Reply, error) {
+	a, err := vramcmd.EstimateJob(ctx, text, words, c.deps())
 	return a.Reply, err
 }
 

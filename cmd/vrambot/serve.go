@@ -60,6 +60,7 @@ func runServe(ctx context.Context, e cli.Env, args []string) error {
 	}, bot.Deps{
 		Commands:  cmds,
 		Configs:   cmds,
+		Jobs:      cmds,
 		Store:     a.store,
 		RecordOOM: recordOOM(a.events),
 		Logger:    log,

@@ -169,6 +169,61 @@ func TestServeSlackFeatures(t *testing.T) {
 	s.checkNoSecrets(t)
 }
 
+// TestServeReadsJobs: `vrambot serve` reads jobs in Slack (issue 24): a
+// mention with a code block and the words beside it, a direct message with
+// an attached DeepSpeed JSON, and "Size this job" on someone's message are
+// answered with the job's estimate; a config.json is still a config.
+func TestServeReadsJobs(t *testing.T) {
+	s := startServe(t, map[string]string{"HF_HUB_OFFLINE": "1"})
+	const axolotl = "base_model: meta-llama/Llama-3.1-8B\nadapter: qlora\nload_in_4bit: true\nsequence_len: 2048\nmicro_batch_size: 2\n"
+	const deepspeed = `{"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}, "bf16": {"enabled": true}}`
+	const config = `{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "torch_dtype": "bfloat16"}`
+	file := func(id, name, content string) []map[string]any {
+		link := s.slack.AddFile("/files/T1-"+id+"/"+name, content)
+		return []map[string]any{{"id": id, "name": name, "filetype": "json", "size": len(content), "url_private_download": link}}
+	}
+	s.event(t, "EvJobMention", map[string]any{"type": "app_mention", "user": "U1", "channel": "C1", "ts": "1700001000.000100",
+		"text": "<@" + slacktest.BotUserID + "> will this fit on a 4090? ```" + axolotl + "```"})
+	s.event(t, "EvJobDM", map[string]any{"type": "message", "subtype": "file_share", "channel": "DU1", "channel_type": "im", "user": "U1",
+		"ts": "1700001100.000100", "text": "llama-3.1-8b a100", "files": file("FDS", "ds_config.json", deepspeed)})
+	s.event(t, "EvJobConfig", map[string]any{"type": "app_mention", "user": "U1", "channel": "C1", "ts": "1700001200.000100",
+		"text": "<@" + slacktest.BotUserID + "> vram lora 4090", "files": file("FCFG", "config.json", config)})
+	msg := map[string]any{"type": "message", "user": "U9", "ts": "1700001300.000100", "text": "vllm serve Qwen/Qwen3-8B --max-model-len 8192"}
+	s.interact(t, slacktest.MessageAction("U1", "C1", "size_job", "1700001301.1", s.slack.ResponseURL("sj"), msg))
+
+	want := map[string]string{ // thread or channel → in the answer
+		"1700001000.000100": "meta-llama/Llama-3.1-8B · QLoRA · GeForce RTX 4090",
+		"DU1":               "llama-3.1-8b · full fine-tuning · A100",
+		"1700001200.000100": "config.json · LoRA · GeForce RTX 4090",
+		"1700001300.000100": "Qwen/Qwen3-8B · inference",
+	}
+	got := map[string]string{}
+	testutil.Eventually(t, 20*time.Second, "every job answered", func() bool {
+		for _, c := range s.slack.Answered("chat.postMessage") {
+			where := c.Args.Get("thread_ts")
+			if c.Args.Get("channel") == "DU1" {
+				where = "DU1"
+			}
+			if _, ok := want[where]; ok && !strings.HasPrefix(c.Args.Get("text"), "Details") {
+				got[where] = c.Args.Get("text") + c.Args.Get("blocks")
+			}
+		}
+		return len(got) == len(want)
+	})
+	for where, w := range want {
+		if !strings.Contains(got[where], w) {
+			t.Errorf("%s: answer %.400s, want %q", where, got[where], w)
+		}
+	}
+	if !strings.Contains(got["1700001000.000100"], "From your axolotl config") || !strings.Contains(got["DU1"], "From your deepspeed config") {
+		t.Errorf("the job answers do not say what was read: %v", got)
+	}
+	if code := s.stop(); code != 0 {
+		t.Errorf("serve exited %d: %s", code, s.stderr.String())
+	}
+	s.checkNoSecrets(t)
+}
+
 // TestServeHubLookupAckedAtOnce: a /vram query whose model must come from
 // the Hub is acked at once and answered through response_url, even when
 // the Hub answers instantly.
@@ -194,13 +249,13 @@ func TestServeHubLookupAckedAtOnce(t *testing.T) {
 }
 
 // TestManifestDeclaresTheSlackFeatures: `vrambot manifest` declares the
-// Diagnose OOM shortcut, both App Home tabs, /oom and the typeahead's URL.
+// Diagnose OOM and Size this job shortcuts, both App Home tabs, /oom and the typeahead's URL.
 func TestManifestDeclaresTheSlackFeatures(t *testing.T) {
 	code, stdout, stderr := runCLI(t, map[string]string{"SLACK_BOT_TOKEN": "xoxb-x", "SLACK_SIGNING_SECRET": "s"}, "", "manifest", "--url", "https://vrambot.example.com")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{`"callback_id": "diagnose_oom"`, `"home_tab_enabled": true`, `"messages_tab_enabled": true`,
+	for _, want := range []string{`"callback_id": "diagnose_oom"`, `"callback_id": "size_job"`, `"home_tab_enabled": true`, `"messages_tab_enabled": true`,
 		`"command": "/oom"`, `"app_home_opened"`, `"message_menu_options_url": "https://vrambot.example.com/slack/interactivity"`} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("manifest lacks %s", want)
