@@ -38,6 +38,12 @@ func (p Prefetched) Attach(ctx context.Context) context.Context {
 	return context.WithValue(ctx, prefetchKey{}, p)
 }
 
+// IsPrefetched reports whether ctx carries a lookup's outcome for ref.
+func IsPrefetched(ctx context.Context, ref string) bool {
+	_, ok := prefetched(ctx, RepoRef(ref))
+	return ok
+}
+
 // prefetched is the outcome ctx carries for ref, if any.
 func prefetched(ctx context.Context, ref string) (Prefetched, bool) {
 	p, ok := ctx.Value(prefetchKey{}).(Prefetched)

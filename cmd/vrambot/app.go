@@ -19,6 +19,8 @@ import (
 	"github.com/vrambot/vrambot/digest/schedule"
 	"github.com/vrambot/vrambot/feedback"
 	"github.com/vrambot/vrambot/internal/cli"
+	"github.com/vrambot/vrambot/internal/errs"
+	"github.com/vrambot/vrambot/internal/safetext"
 	"github.com/vrambot/vrambot/models"
 	"github.com/vrambot/vrambot/pricing"
 	"github.com/vrambot/vrambot/pricing/source"
@@ -185,9 +187,33 @@ func (c commandSet) deps() vramcmd.Deps {
 	return vramcmd.Deps{Models: c.models, Offers: c.offers}
 }
 
+// OOM diagnoses a paste for the bot. A job in the paste has its model
+// resolved without a Hub request (withoutHub): the answer runs in a
+// compute slot, and Hub I/O waits in the bot's own pool (bot/hubpool.go),
+// which looks a mention's or a DM's job up before the answer.
 func (c commandSet) OOM(ctx context.Context, text string) (reply.Reply, bot.OOMFacts) {
-	a := oomcmd.Diagnose(ctx, text, oomcmd.Deps{Offers: c.offers, Models: c.models})
+	a := oomcmd.Diagnose(ctx, text, oomcmd.Deps{Offers: c.offers, Models: withoutHub(c.models)})
 	return a.Reply, oomFacts(a.Result)
+}
+
+// withoutHub is r restricted to what resolves with no Hub request: a
+// lookup already made for the answer (models.Prefetched), the catalog, the
+// cache. Other models are said not looked up.
+func withoutHub(r query.ModelResolver) query.ModelResolver {
+	local, ok := r.(query.LocalResolver)
+	if !ok {
+		return nil // the catalog alone
+	}
+	return localResolver{local}
+}
+
+type localResolver struct{ r query.LocalResolver }
+
+func (l localResolver) Resolve(ctx context.Context, ref string) (models.Resolution, error) {
+	if !models.IsPrefetched(ctx, ref) && !l.r.ResolvesWithoutHub(ctx, ref) {
+		return models.Resolution{}, errs.New(errs.Unavailable, "%s was not looked up on the Hub for this answer", safetext.OneLine(ref, 100))
+	}
+	return l.r.Resolve(ctx, ref)
 }
 
 // oomFacts are the fields of an OOM result the bot keeps for the digest.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/vrambot/vrambot/digest"
 	"github.com/vrambot/vrambot/internal/cli"
+	"github.com/vrambot/vrambot/internal/errs"
+	"github.com/vrambot/vrambot/models"
 )
 
 // runCLI runs one invocation with the given environment and stdin.
@@ -170,5 +173,44 @@ func TestDigestPricer(t *testing.T) {
 	}
 	if _, _, ok := p.PricePerGPUHour(context.Background(), "Some Future GPU"); ok {
 		t.Error("an unknown GPU got a price")
+	}
+}
+
+// countingResolver is a LocalResolver that knows one model locally and
+// counts the lookups that would go to the Hub.
+type countingResolver struct{ hub int }
+
+func (c *countingResolver) Resolve(_ context.Context, ref string) (models.Resolution, error) {
+	if ref != "local/model-7b" {
+		c.hub++
+	}
+	return models.Resolution{}, errors.New("unused")
+}
+
+func (c *countingResolver) ResolvesWithoutHub(_ context.Context, ref string) bool {
+	return ref == "local/model-7b"
+}
+
+// TestOOMAnswersMakeNoHubRequest: the bot's OOM answer runs in a compute
+// slot, so a job's model in the paste is resolved only from what needs no
+// Hub request (issue 26: Hub I/O is not compute).
+func TestOOMAnswersMakeNoHubRequest(t *testing.T) {
+	r := &countingResolver{}
+	res := withoutHub(r)
+	if _, err := res.Resolve(context.Background(), "someone/hub-only-8b"); err == nil || errs.KindOf(err) != errs.Unavailable {
+		t.Errorf("a Hub-only model: %v, want an Unavailable error", err)
+	}
+	res.Resolve(context.Background(), "local/model-7b")
+	if r.hub != 0 {
+		t.Errorf("%d lookups went to the Hub", r.hub)
+	}
+	paste := "```yaml\nbase_model: someone/hub-only-8b\nadapter: lora\nmicro_batch_size: 2\n```\n" +
+		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.00 GiB is free.\n"
+	rep, facts := commandSet{models: r}.OOM(context.Background(), paste)
+	if !facts.Detected || r.hub != 0 {
+		t.Errorf("detected %v, %d Hub lookups; want an answer and none", facts.Detected, r.hub)
+	}
+	if !strings.Contains(strings.Join(rep.Details.Context, " "), "not looked up on the Hub") {
+		t.Errorf("the reply does not say the job's model was not looked up: %q", rep.Details.Context)
 	}
 }
