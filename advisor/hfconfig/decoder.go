@@ -18,6 +18,56 @@ type layerSpec struct {
 // readDecoder reads a decoder-only stack, layer by layer, then groups the
 // layers by shape.
 func (r *reader) readDecoder(c *config, mt string, fam family) arch.Model {
+	m := r.readDecoderSize(c, mt, fam)
+	if r.err != nil {
+		return arch.Model{}
+	}
+	s := decoderStack{heads: m.NumAttentionHeads}
+	s.kvHeads, s.headDim = r.readAttentionShape(c, mt, m.HiddenSize, s.heads)
+	if r.err != nil {
+		return arch.Model{}
+	}
+	s.base = r.readFullAttention(c, mt, fam, s)
+
+	// FFN shape: the dense width is required only if some layer is dense.
+	s.moe = r.readExperts(c, mt, fam, m.HiddenSize, m.NumLayers)
+	s.dense, s.mlpBias = r.readDenseFFN(c, mt, fam, m.HiddenSize, m.NumLayers, s.moe)
+	if r.err != nil {
+		return arch.Model{}
+	}
+
+	// Layer by layer.
+	kinds := r.layerKinds(c, fam, m.NumLayers)
+	s.window = c.optInt(0, "sliding_window", "sliding_window_size")
+	s.chunk = c.optInt(0, "attention_chunk_size")
+	specs := r.layerSpecs(c, fam, s, kinds)
+	r.readFamilyLayers(c, mt, &m, specs, kinds, s.dense)
+	if r.err != nil {
+		return arch.Model{}
+	}
+	m.Groups = groupLayers(specs)
+	r.setUniformShape(c, mt, fam, s, kinds, &m)
+	r.readMTP(c, fam, specs, &m)
+	r.describeDecoder(mt, m, kinds)
+	return m
+}
+
+// decoderStack is what readDecoder reads before it builds the layers: the
+// attention every full-attention layer has and the widths of the FFNs.
+type decoderStack struct {
+	heads, kvHeads, headDim int
+	base                    arch.Attention // a full-attention layer
+	moe                     experts
+	dense                   int // the dense MLP width; 0 when no layer is dense
+	mlpBias                 bool
+	window                  int // sliding_window; 0 for none
+	chunk                   int // attention_chunk_size; 0 for none
+}
+
+// readDecoderSize reads the stack's size (hidden size, layers, heads,
+// vocabulary) and what the whole model shares: the family's MLP, norm and
+// positions, tied embeddings, the context.
+func (r *reader) readDecoderSize(c *config, mt string, fam family) arch.Model {
 	if mt == "chatglm" {
 		renameChatGLM(c)
 	}
@@ -51,39 +101,40 @@ func (r *reader) readDecoder(c *config, mt string, fam family) arch.Model {
 	if mt == "opt" || mt == "bloom" {
 		r.readOPTBloom(c, mt, &m)
 	}
+	return m
+}
 
-	// Attention shape.
-	kv := c.optInt(heads, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
+// readAttentionShape reads the key/value heads and the head width, and
+// checks that they make a grouped-query layout.
+func (r *reader) readAttentionShape(c *config, mt string, h, heads int) (kv, hd int) {
+	kv = c.optInt(heads, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
 	if mt == "falcon" && !c.optBool(false, "new_decoder_architecture") {
 		kv = heads
 		if c.optBool(true, "multi_query") {
 			kv = 1
 		}
 	}
-	hd := c.optInt(h/max(heads, 1), "head_dim", "kv_channels", "attention_head_dim")
+	hd = c.optInt(h/max(heads, 1), "head_dim", "kv_channels", "attention_head_dim")
 	if hd == 0 {
 		c.fail("config.json hidden_size %d is smaller than its %d attention heads", h, heads)
 	}
 	if kv > heads || heads%max(kv, 1) != 0 {
 		c.fail("config.json has %d key/value heads for %d attention heads: not a grouped-query layout", kv, heads)
 	}
-	if r.err != nil {
-		return arch.Model{}
-	}
-	base := arch.Attention{Kind: arch.KindFull, Heads: heads, KVHeads: kv, HeadDim: hd}
+	return kv, hd
+}
+
+// readFullAttention reads a full-attention layer: its biases, q/k norms,
+// sinks and output gate, or multi-head latent attention.
+func (r *reader) readFullAttention(c *config, mt string, fam family, s decoderStack) arch.Attention {
+	base := arch.Attention{Kind: arch.KindFull, Heads: s.heads, KVHeads: s.kvHeads, HeadDim: s.headDim}
 	attnBias := c.optBool(false, "attention_bias", "bias", "add_qkv_bias", "use_qkv_bias", "qkv_bias", "use_bias")
 	base.QKVBias = attnBias || fam.qkvBias || fam.linearBias
 	base.OutBias = (attnBias && !fam.noOutBias) || fam.linearBias || (mt == "chatglm" && c.optBool(false, "add_bias_linear"))
 	if mt == "stablelm" {
 		base.OutBias = false // StableLM: use_qkv_bias reaches q, k, v only
 	}
-	base.QKNorm = fam.qkNorm
-	if fam.qkNormKey != "" && c.optBool(false, fam.qkNormKey) {
-		base.QKNorm = arch.QKNormHead
-		if mt == "cohere" || (mt == "minimax_m2" && c.optString("per_layer", "qk_norm_type") == "per_layer") {
-			base.QKNorm = arch.QKNormAll
-		}
-	}
+	base.QKNorm = readQKNorm(c, mt, fam)
 	if mt == "gpt_oss" {
 		base.Sinks = true
 	}
@@ -91,51 +142,72 @@ func (r *reader) readDecoder(c *config, mt string, fam family) arch.Model {
 		base.OutputGate = c.optBool(true, "attn_output_gate")
 	}
 	if fam.mla || c.has("kv_lora_rank") {
-		base = r.readMLA(c, heads, attnBias)
+		base = r.readMLA(c, s.heads, attnBias)
 	}
+	return base
+}
 
-	// FFN shape: the dense width is required only if some layer is dense.
-	moe := r.readExperts(c, mt, fam, h, layers)
-	dense := c.optInt(r.defaultIntermediate(mt, h), "intermediate_size_mlp", "dense_intermediate_size", "intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", "d_ff")
+// readQKNorm is the q/k norm: the family's own, or the one its switch
+// (use_qk_norm) turns on, per head or over all heads.
+func readQKNorm(c *config, mt string, fam family) string {
+	if fam.qkNormKey == "" || !c.optBool(false, fam.qkNormKey) {
+		return fam.qkNorm
+	}
+	if mt == "cohere" || (mt == "minimax_m2" && c.optString("per_layer", "qk_norm_type") == "per_layer") {
+		return arch.QKNormAll
+	}
+	return arch.QKNormHead
+}
+
+// readDenseFFN reads the dense MLP width and whether its projections have
+// biases.
+func (r *reader) readDenseFFN(c *config, mt string, fam family, h, layers int, moe experts) (dense int, bias bool) {
+	dense = c.optInt(r.defaultIntermediate(mt, h), "intermediate_size_mlp", "dense_intermediate_size", "intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", "d_ff")
 	if dense == 0 && moe.layers < layers {
 		dense = c.int("intermediate_size")
 	}
-	mlpBias := fam.linearBias || c.optBool(false, "mlp_bias") || (mt == "falcon" && c.optBool(false, "bias")) ||
+	bias = fam.linearBias || c.optBool(false, "mlp_bias") || (mt == "falcon" && c.optBool(false, "bias")) ||
 		(mt == "chatglm" && c.optBool(false, "add_bias_linear")) || mt == "gptj" || (mt == "starcoder2" && c.optBool(true, "use_bias"))
-	if r.err != nil {
-		return arch.Model{}
-	}
+	return dense, bias
+}
 
-	// Layer by layer.
-	kinds := r.layerKinds(c, mt, fam, layers)
-	window := c.optInt(0, "sliding_window", "sliding_window_size")
-	chunk := c.optInt(0, "attention_chunk_size")
-	specs := make([]layerSpec, layers)
+// layerSpecs builds each layer from its kind: sliding and chunked layers
+// take their window (full attention when the config gives none, which
+// kinds then records), linear-attention layers their own shape, MoE
+// layers the experts.
+func (r *reader) layerSpecs(c *config, fam family, s decoderStack, kinds []arch.LayerKind) []layerSpec {
+	specs := make([]layerSpec, len(kinds))
 	for i := range specs {
-		a := base
+		a := s.base
 		switch kinds[i] {
 		case arch.KindSliding:
-			if window == 0 {
+			if s.window == 0 {
 				kinds[i] = arch.KindFull
 			} else {
-				a.Kind, a.Window = arch.KindSliding, window
+				a.Kind, a.Window = arch.KindSliding, s.window
 			}
 		case arch.KindChunked:
-			if chunk == 0 {
+			if s.chunk == 0 {
 				kinds[i] = arch.KindFull
 			} else {
-				a.Kind, a.Window = arch.KindChunked, chunk
+				a.Kind, a.Window = arch.KindChunked, s.chunk
 			}
 		case arch.KindLinear:
-			a = r.readLinear(c, fam, heads, hd)
+			a = r.readLinear(c, fam, s.heads, s.headDim)
 		}
-		f := arch.FFN{Intermediate: dense, Bias: mlpBias}
-		if moe.isMoELayer(i) {
-			f = moe.ffn
+		f := arch.FFN{Intermediate: s.dense, Bias: s.mlpBias}
+		if s.moe.isMoELayer(i) {
+			f = s.moe.ffn
 			f.Bias = fam.expertBias
 		}
 		specs[i] = layerSpec{attn: a, ffn: f, norms: fam.norms}
 	}
+	return specs
+}
+
+// readFamilyLayers applies what some families' layers do beyond their
+// kinds: Falcon-40B/180B's two norms, Gemma 4's and MiMo-V2's own layers.
+func (r *reader) readFamilyLayers(c *config, mt string, m *arch.Model, specs []layerSpec, kinds []arch.LayerKind, dense int) {
 	if mt == "falcon" && c.optBool(false, "new_decoder_architecture") && c.optInt(2, "num_ln_in_parallel_attn") == 2 {
 		for i := range specs {
 			specs[i].norms = 2 // Falcon-40B/180B: ln_attn and ln_mlp
@@ -143,36 +215,30 @@ func (r *reader) readDecoder(c *config, mt string, fam family) arch.Model {
 	}
 	switch mt {
 	case "gemma4_text":
-		r.readGemma4(c, &m, specs, kinds, dense)
+		r.readGemma4(c, m, specs, kinds, dense)
 	case "mimo_v2_flash":
 		r.readMiMoV2(c, specs, kinds)
 	}
-	if r.err != nil {
-		return arch.Model{}
-	}
-	norms := fam.norms
-	m.Groups = groupLayers(specs)
+}
 
-	// Uniform fields: the representative shape.
-	m.NumKVHeads, m.HeadDim = kv, hd
-	if base.Kind == arch.KindMLA {
-		m.NumKVHeads, m.HeadDim = heads, base.HeadDim
+// setUniformShape fills the model's uniform fields: the representative
+// shape.
+func (r *reader) setUniformShape(c *config, mt string, fam family, s decoderStack, kinds []arch.LayerKind, m *arch.Model) {
+	m.NumKVHeads, m.HeadDim = s.kvHeads, s.headDim
+	if s.base.Kind == arch.KindMLA {
+		m.NumKVHeads, m.HeadDim = s.heads, s.base.HeadDim
 	}
-	m.IntermediateSize = dense
-	if moe.ffn.Experts > 1 && moe.layers > 0 {
-		m.NumExperts, m.ExpertsPerToken, m.IntermediateSize = moe.ffn.Experts, moe.ffn.ActiveExperts, moe.ffn.ExpertIntermediate
+	m.IntermediateSize = s.dense
+	if f := s.moe.ffn; f.Experts > 1 && s.moe.layers > 0 {
+		m.NumExperts, m.ExpertsPerToken, m.IntermediateSize = f.Experts, f.ActiveExperts, f.ExpertIntermediate
 	}
-	if window > 0 && slices.Contains(kinds, arch.KindSliding) {
-		m.SlidingWindow = window
+	if s.window > 0 && slices.Contains(kinds, arch.KindSliding) {
+		m.SlidingWindow = s.window
 	}
-	m.QKVBias = base.QKVBias && !base.OutBias
+	m.QKVBias = s.base.QKVBias && !s.base.OutBias
 	m.LinearBias = fam.linearBias
-	m.NormsPerLayer = norms
+	m.NormsPerLayer = fam.norms
 	m.LMHeadBias = c.optBool(mt == "phi" || mt == "gptj", "lm_head_bias")
-
-	r.readMTP(c, fam, specs, &m)
-	r.describeDecoder(mt, m, kinds)
-	return m
 }
 
 // tiedDefault is tie_word_embeddings when the file leaves it out: the
@@ -240,102 +306,152 @@ func groupLayers(specs []layerSpec) []arch.LayerGroup {
 
 // layerKinds is each layer's attention kind: layer_types when the file
 // has it (transformers ≥ 4.5x writes it), the family's rule otherwise.
-func (r *reader) layerKinds(c *config, mt string, fam family, n int) []arch.LayerKind {
-	kinds := make([]arch.LayerKind, n)
+func (r *reader) layerKinds(c *config, fam family, n int) []arch.LayerKind {
 	if types := c.strings("layer_types"); types != nil {
-		if len(types) != n {
-			c.fail("config.json %q lists %d layers but num_hidden_layers is %d", c.path("layer_types"), len(types), n)
-			return kinds
-		}
-		for i, t := range types {
-			switch t {
-			case "full_attention", "attention", "global", "full":
-				kinds[i] = arch.KindFull
-			case "sliding_attention", "sliding", "local", "local_attention":
-				kinds[i] = arch.KindSliding
-			case "chunked_attention":
-				kinds[i] = arch.KindChunked
-			case "linear_attention", "linear":
-				kinds[i] = arch.KindLinear
-			default:
-				// Sparse or compressed variants of full attention
-				// (deepseek_sparse_attention, ...) cache like it.
-				kinds[i] = arch.KindFull
-				r.unknownLayerType(t)
-			}
-		}
-		return kinds
+		return r.namedLayerKinds(c, types, n)
 	}
+	kinds := make([]arch.LayerKind, n)
 	for i := range kinds {
 		kinds[i] = arch.KindFull
 	}
-	switch fam.sliding {
-	case slideAll:
-		if c.has("sliding_window") && c.optBool(true, "use_sliding_window") {
-			for i := range kinds {
-				kinds[i] = arch.KindSliding
-			}
+	if rule := slidingRules[fam.sliding]; rule != nil {
+		rule(c, kinds)
+	}
+	return kinds
+}
+
+// layerTypeKinds are the layer_types names and the kind each is.
+var layerTypeKinds = map[string]arch.LayerKind{
+	"full_attention": arch.KindFull, "attention": arch.KindFull, "global": arch.KindFull, "full": arch.KindFull,
+	"sliding_attention": arch.KindSliding, "sliding": arch.KindSliding, "local": arch.KindSliding, "local_attention": arch.KindSliding,
+	"chunked_attention": arch.KindChunked,
+	"linear_attention":  arch.KindLinear, "linear": arch.KindLinear,
+}
+
+// namedLayerKinds reads layer_types, one name per layer.
+func (r *reader) namedLayerKinds(c *config, types []string, n int) []arch.LayerKind {
+	kinds := make([]arch.LayerKind, n)
+	if len(types) != n {
+		c.fail("config.json %q lists %d layers but num_hidden_layers is %d", c.path("layer_types"), len(types), n)
+		return kinds
+	}
+	for i, t := range types {
+		k, ok := layerTypeKinds[t]
+		if !ok {
+			// Sparse or compressed variants of full attention
+			// (deepseek_sparse_attention, ...) cache like it.
+			k = arch.KindFull
+			r.unknownLayerType(t)
 		}
-	case slideQwen:
-		if c.optBool(false, "use_sliding_window") {
-			from := c.count(0, "max_window_layers")
-			for i := from; i < n; i++ {
-				kinds[i] = arch.KindSliding
-			}
-		}
-	case slideAlternate:
-		for i := 0; i < n; i += 2 {
+		kinds[i] = k
+	}
+	return kinds
+}
+
+// slidingRules mark, for each family's rule, the layers (all full
+// attention to start with) that attend to a window or a chunk or are
+// linear attention, when the config has no layer_types.
+var slidingRules = map[slidingRule]func(c *config, kinds []arch.LayerKind){
+	slideAll:             slideEveryLayer,
+	slideQwen:            slideFromMaxWindowLayers,
+	slideAlternate:       slideEvenLayers,
+	slidePattern:         slideByPattern,
+	slideChunked:         chunkRopeLayers,
+	slideLinearInterval:  linearBetweenFullLayers,
+	slideLinearAlternate: linearByTypeList,
+}
+
+// slideEveryLayer: every layer slides when sliding_window is set (Mistral,
+// Mixtral, Phi-3).
+func slideEveryLayer(c *config, kinds []arch.LayerKind) {
+	if c.has("sliding_window") && c.optBool(true, "use_sliding_window") {
+		for i := range kinds {
 			kinds[i] = arch.KindSliding
 		}
-	case slidePattern:
-		p := c.optInt(0, "sliding_window_pattern", "_sliding_window_pattern")
-		if p > 0 {
-			for i := range kinds {
-				if (i+1)%p != 0 {
-					kinds[i] = arch.KindSliding
-				}
-			}
+	}
+}
+
+// slideFromMaxWindowLayers: with use_sliding_window, the layers from
+// max_window_layers on slide (Qwen2/Qwen3).
+func slideFromMaxWindowLayers(c *config, kinds []arch.LayerKind) {
+	if c.optBool(false, "use_sliding_window") {
+		from := c.count(0, "max_window_layers")
+		for i := from; i < len(kinds); i++ {
+			kinds[i] = arch.KindSliding
 		}
-	case slideChunked:
-		rope := c.ints("no_rope_layers")
-		if len(rope) != n {
-			interval := max(1, c.optInt(4, "no_rope_layer_interval"))
-			rope = make([]int, n)
-			for i := range rope {
-				if (i+1)%interval != 0 {
-					rope[i] = 1
-				}
-			}
-		}
-		for i, v := range rope {
-			if v != 0 {
-				kinds[i] = arch.KindChunked
-			}
-		}
-	case slideLinearInterval:
-		interval := max(1, c.optInt(4, "full_attention_interval"))
+	}
+}
+
+// slideEvenLayers: even layers slide (Gemma 2, gpt-oss).
+func slideEvenLayers(_ *config, kinds []arch.LayerKind) {
+	for i := 0; i < len(kinds); i += 2 {
+		kinds[i] = arch.KindSliding
+	}
+}
+
+// slideByPattern: every layer but each sliding_window_pattern-th slides
+// (Gemma 3, Cohere 2).
+func slideByPattern(c *config, kinds []arch.LayerKind) {
+	p := c.optInt(0, "sliding_window_pattern", "_sliding_window_pattern")
+	if p > 0 {
 		for i := range kinds {
-			if (i+1)%interval != 0 {
-				kinds[i] = arch.KindLinear
-			}
-		}
-	case slideLinearAlternate:
-		// MiniMax-Text-01 names them in attn_type_list (0 = lightning, 1 = softmax).
-		if list := c.ints("attn_type_list"); len(list) == n {
-			for i, v := range list {
-				if v == 0 {
-					kinds[i] = arch.KindLinear
-				}
-			}
-		} else {
-			for i := range kinds {
-				if (i+1)%2 == 0 {
-					kinds[i] = arch.KindLinear
-				}
+			if (i+1)%p != 0 {
+				kinds[i] = arch.KindSliding
 			}
 		}
 	}
-	return kinds
+}
+
+// chunkRopeLayers: the layers with rotary positions attend in chunks, from
+// no_rope_layers or else every no_rope_layer_interval-th layer being the
+// one without (Llama 4).
+func chunkRopeLayers(c *config, kinds []arch.LayerKind) {
+	n := len(kinds)
+	rope := c.ints("no_rope_layers")
+	if len(rope) != n {
+		interval := max(1, c.optInt(4, "no_rope_layer_interval"))
+		rope = make([]int, n)
+		for i := range rope {
+			if (i+1)%interval != 0 {
+				rope[i] = 1
+			}
+		}
+	}
+	for i, v := range rope {
+		if v != 0 {
+			kinds[i] = arch.KindChunked
+		}
+	}
+}
+
+// linearBetweenFullLayers: every layer but each full_attention_interval-th
+// is linear attention (Qwen3-Next).
+func linearBetweenFullLayers(c *config, kinds []arch.LayerKind) {
+	interval := max(1, c.optInt(4, "full_attention_interval"))
+	for i := range kinds {
+		if (i+1)%interval != 0 {
+			kinds[i] = arch.KindLinear
+		}
+	}
+}
+
+// linearByTypeList: odd layers are softmax attention, the others linear,
+// unless attn_type_list names them.
+func linearByTypeList(c *config, kinds []arch.LayerKind) {
+	// MiniMax-Text-01 names them in attn_type_list (0 = lightning, 1 = softmax).
+	if list := c.ints("attn_type_list"); len(list) == len(kinds) {
+		for i, v := range list {
+			if v == 0 {
+				kinds[i] = arch.KindLinear
+			}
+		}
+	} else {
+		for i := range kinds {
+			if (i+1)%2 == 0 {
+				kinds[i] = arch.KindLinear
+			}
+		}
+	}
 }
 
 // unknownLayerType notes a layer type read as full attention.

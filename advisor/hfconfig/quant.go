@@ -14,6 +14,27 @@ import (
 // dispatches on quant_method the same way). An unknown method is noted and
 // the weights are counted at the compute dtype.
 func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
+	method := quantMethod(q)
+	read, known := quantReaders[method]
+	switch {
+	case method == "":
+		r.note("quantization_config without quant_method: weights counted at 16-bit")
+		return nil
+	case !known:
+		r.note("quantization_config quant_method %q: not a format vrambot sizes, weights counted at 16-bit", showValue(method))
+		return nil
+	}
+	out := read(r, q, m, method)
+	if out == nil {
+		return nil
+	}
+	r.excludeGroups(q, m, out)
+	return out
+}
+
+// quantMethod is quant_method, lower-cased, or the method a file without
+// the key is written by.
+func quantMethod(q *config) string {
 	method := strings.ToLower(q.optString("", "quant_method"))
 	if method == "" {
 		// ModelOpt and llm-compressor files without the key.
@@ -24,102 +45,159 @@ func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
 			method = "compressed-tensors"
 		}
 	}
-	var out *arch.Quantization
-	switch method {
-	case "fp8", "fbgemm_fp8":
-		b, desc := arch.FP8Bytes, "FP8 e4m3 weights with per-tensor or per-channel scales"
-		if blk := q.ints("weight_block_size"); len(blk) == 2 && blk[0] > 0 && blk[1] > 0 {
-			b = 1 + 4/float64(blk[0]*blk[1])
-			desc = fmt.Sprintf("FP8 e4m3 weights with a float32 scale per %d×%d block", blk[0], blk[1])
+	return method
+}
+
+// quantReader reads the quantization_config of one quant_method; nil is a
+// checkpoint whose weights are counted at 16-bit (the reader notes why).
+type quantReader func(r *reader, q *config, m arch.Model, method string) *arch.Quantization
+
+// quantReaders are the quant_method values vrambot sizes and their readers.
+var quantReaders = map[string]quantReader{
+	"fp8":                readFP8Quant,
+	"fbgemm_fp8":         readFP8Quant,
+	"mxfp4":              readMXFP4Quant,
+	"gptq":               readGPTQQuant,
+	"awq":                readGPTQQuant,
+	"autoround":          readGPTQQuant,
+	"gptqmodel":          readGPTQQuant,
+	"bitsandbytes":       readBitsAndBytesQuant,
+	"bitsandbytes_4bit":  readBitsAndBytesQuant,
+	"bitsandbytes_8bit":  readBitsAndBytesQuant,
+	"compressed-tensors": readCompressedQuant,
+	"compressed_tensors": readCompressedQuant,
+	"modelopt":           readModelOptQuant,
+	"eetq":               readEETQQuant,
+	"exl2":               readExLlamaQuant,
+	"exl3":               readExLlamaQuant,
+	"hqq":                readHQQQuant,
+}
+
+// readFP8Quant: FP8 e4m3 weights, with a float32 scale per block when
+// weight_block_size gives one.
+func readFP8Quant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+	b, desc := arch.FP8Bytes, "FP8 e4m3 weights with per-tensor or per-channel scales"
+	if blk := q.ints("weight_block_size"); len(blk) == 2 && blk[0] > 0 && blk[1] > 0 {
+		b = 1 + 4/float64(blk[0]*blk[1])
+		desc = fmt.Sprintf("FP8 e4m3 weights with a float32 scale per %d×%d block", blk[0], blk[1])
+	}
+	out := arch.NewQuantization("fp8", method, b, arch.LinearGroups)
+	out.Bits, out.Description = 8, desc
+	return out
+}
+
+// readMXFP4Quant: MXFP4 experts.
+func readMXFP4Quant(_ *reader, _ *config, _ arch.Model, method string) *arch.Quantization {
+	// transformers converts only the experts (integrations/mxfp4.py).
+	out := arch.NewQuantization("mxfp4", method, arch.MXFP4Bytes, []arch.TensorGroup{arch.TensorExperts, arch.TensorMTP})
+	out.Bits, out.GroupSize, out.Description = 4, 32, "MXFP4 experts (E2M1 with an E8M0 scale per 32: 4.25 bits); attention, router, embeddings and head in 16-bit"
+	return out
+}
+
+// readGPTQQuant: GPTQ, AWQ and AutoRound group-wise integer weights.
+func readGPTQQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+	bits := q.optInt(4, "bits", "w_bit")
+	group := defaultGroupSize
+	if g := q.optFloat(defaultGroupSize, "group_size", "q_group_size"); g <= 0 {
+		group = 0 // -1: one scale per output channel
+	} else {
+		group = q.optInt(defaultGroupSize, "group_size", "q_group_size")
+	}
+	out := arch.NewQuantization(fmt.Sprintf("int%d", bits), method, arch.GroupwiseIntBytes(bits, group, true), arch.LinearGroups)
+	out.Bits, out.GroupSize = bits, group
+	out.Description = fmt.Sprintf("%s %d-bit linear-layer weights, %s", strings.ToUpper(method), bits, groupLabel(group))
+	if q.optBool(false, "lm_head") {
+		out.BytesPerParam[arch.TensorLMHead] = out.BytesPerParam[arch.TensorAttention]
+	}
+	return out
+}
+
+// readBitsAndBytesQuant: bitsandbytes NF4/FP4 or LLM.int8 weights.
+func readBitsAndBytesQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+	if !q.optBool(false, "load_in_4bit", "_load_in_4bit") && method != "bitsandbytes_4bit" {
+		out := arch.NewQuantization("int8", "bitsandbytes", arch.Int8Bytes, arch.LinearGroups)
+		out.Bits, out.Description = 8, "bitsandbytes LLM.int8 linear-layer weights"
+		return out
+	}
+	b, dq := arch.NF4Bytes, ""
+	if q.optBool(false, "bnb_4bit_use_double_quant") {
+		b, dq = arch.NF4DoubleQuantBytes, " with double quantisation"
+	}
+	kind := strings.ToUpper(q.optString("nf4", "bnb_4bit_quant_type"))
+	out := arch.NewQuantization("nf4", "bitsandbytes", b, arch.LinearGroups)
+	out.Bits, out.GroupSize, out.Description = 4, 64, fmt.Sprintf("bitsandbytes %s linear-layer weights%s", kind, dq)
+	return out
+}
+
+// readCompressedQuant: llm-compressor's compressed-tensors, group by group
+// where the groups differ, else its first Linear group.
+func readCompressedQuant(r *reader, q *config, m arch.Model, _ string) *arch.Quantization {
+	if out := r.readCompressedGroups(q, m); out != nil {
+		return out
+	}
+	return r.readCompressedTensors(q)
+}
+
+// readModelOptQuant: NVIDIA ModelOpt by quant_algo, or the config_groups
+// of a file that names no algorithm.
+func readModelOptQuant(r *reader, q *config, m arch.Model, method string) *arch.Quantization {
+	if q.sub("config_groups") != nil && !q.has("quant_algo") {
+		return readCompressedQuant(r, q, m, method)
+	}
+	switch algo := strings.ToUpper(q.optString("", "quant_algo")); {
+	case algo == "MIXED_PRECISION":
+		// Per-module algorithms (quantized_layers), else the
+		// config_groups NVIDIA's config.json writes beside them.
+		out := r.readModelOptMixed(q, m)
+		if out == nil {
+			out = r.readCompressedGroups(q, m)
 		}
-		out = arch.NewQuantization("fp8", method, b, arch.LinearGroups)
-		out.Bits, out.Description = 8, desc
-	case "mxfp4":
-		// transformers converts only the experts (integrations/mxfp4.py).
-		out = arch.NewQuantization("mxfp4", method, arch.MXFP4Bytes, []arch.TensorGroup{arch.TensorExperts, arch.TensorMTP})
-		out.Bits, out.GroupSize, out.Description = 4, 32, "MXFP4 experts (E2M1 with an E8M0 scale per 32: 4.25 bits); attention, router, embeddings and head in 16-bit"
-	case "gptq", "awq", "autoround", "gptqmodel":
-		bits := q.optInt(4, "bits", "w_bit")
-		group := defaultGroupSize
-		if g := q.optFloat(defaultGroupSize, "group_size", "q_group_size"); g <= 0 {
-			group = 0 // -1: one scale per output channel
-		} else {
-			group = q.optInt(defaultGroupSize, "group_size", "q_group_size")
+		if out == nil {
+			r.note("quantization_config quant_method modelopt with quant_algo MIXED_PRECISION names no module vrambot can place: weights counted at 16-bit")
 		}
-		out = arch.NewQuantization(fmt.Sprintf("int%d", bits), method, arch.GroupwiseIntBytes(bits, group, true), arch.LinearGroups)
-		out.Bits, out.GroupSize = bits, group
-		out.Description = fmt.Sprintf("%s %d-bit linear-layer weights, %s", strings.ToUpper(method), bits, groupLabel(group))
-		if q.optBool(false, "lm_head") {
-			out.BytesPerParam[arch.TensorLMHead] = out.BytesPerParam[arch.TensorAttention]
-		}
-	case "bitsandbytes", "bitsandbytes_4bit", "bitsandbytes_8bit":
-		switch {
-		case q.optBool(false, "load_in_4bit", "_load_in_4bit") || method == "bitsandbytes_4bit":
-			b, dq := arch.NF4Bytes, ""
-			if q.optBool(false, "bnb_4bit_use_double_quant") {
-				b, dq = arch.NF4DoubleQuantBytes, " with double quantisation"
-			}
-			kind := strings.ToUpper(q.optString("nf4", "bnb_4bit_quant_type"))
-			out = arch.NewQuantization("nf4", "bitsandbytes", b, arch.LinearGroups)
-			out.Bits, out.GroupSize, out.Description = 4, 64, fmt.Sprintf("bitsandbytes %s linear-layer weights%s", kind, dq)
-		default:
-			out = arch.NewQuantization("int8", "bitsandbytes", arch.Int8Bytes, arch.LinearGroups)
-			out.Bits, out.Description = 8, "bitsandbytes LLM.int8 linear-layer weights"
-		}
-	case "compressed-tensors", "compressed_tensors":
-		if out = r.readCompressedGroups(q, m); out == nil {
-			out = r.readCompressedTensors(q)
-		}
-	case "modelopt":
-		if q.sub("config_groups") != nil && !q.has("quant_algo") {
-			if out = r.readCompressedGroups(q, m); out == nil {
-				out = r.readCompressedTensors(q)
-			}
-			break
-		}
-		switch algo := strings.ToUpper(q.optString("", "quant_algo")); {
-		case algo == "MIXED_PRECISION":
-			// Per-module algorithms (quantized_layers), else the
-			// config_groups NVIDIA's config.json writes beside them.
-			if out = r.readModelOptMixed(q, m); out == nil {
-				out = r.readCompressedGroups(q, m)
-			}
-			if out == nil {
-				r.note("quantization_config quant_method modelopt with quant_algo MIXED_PRECISION names no module vrambot can place: weights counted at 16-bit")
-				return nil
-			}
-		case strings.Contains(algo, "NVFP4"):
-			out = arch.NewQuantization("nvfp4", method, arch.NVFP4Bytes, arch.LinearGroups)
-			out.Bits, out.GroupSize, out.Description = 4, 16, "NVIDIA ModelOpt NVFP4 linear-layer weights (4.5 bits)"
-		case strings.Contains(algo, "FP8"):
-			out = arch.NewQuantization("fp8", method, arch.FP8Bytes, arch.LinearGroups)
-			out.Bits, out.Description = 8, "NVIDIA ModelOpt FP8 linear-layer weights"
-		default:
-			r.note("quantization_config quant_method modelopt with quant_algo %q: not a format vrambot sizes, weights counted at 16-bit", showValue(algo))
-			return nil
-		}
-	case "eetq":
-		out = arch.NewQuantization("int8", method, arch.Int8Bytes, arch.LinearGroups)
-		out.Bits, out.Description = 8, "EETQ int8 linear-layer weights"
-	case "exl2", "exl3":
-		bits := q.optFloat(4, "bits")
-		out = arch.NewQuantization(method, method, bits/8, arch.LinearGroups)
-		out.Description = fmt.Sprintf("ExLlama %s at %.2f bits per weight", method, bits)
-	case "hqq":
-		bits := q.optInt(4, "nbits")
-		group := q.optInt(64, "group_size")
-		out = arch.NewQuantization(fmt.Sprintf("int%d", bits), method, arch.GroupwiseIntBytes(bits, group, true), arch.LinearGroups)
-		out.Bits, out.GroupSize, out.Description = bits, group, fmt.Sprintf("HQQ %d-bit weights, %s", bits, groupLabel(group))
-	case "":
-		r.note("quantization_config without quant_method: weights counted at 16-bit")
-		return nil
+		return out
+	case strings.Contains(algo, "NVFP4"):
+		out := arch.NewQuantization("nvfp4", method, arch.NVFP4Bytes, arch.LinearGroups)
+		out.Bits, out.GroupSize, out.Description = 4, 16, "NVIDIA ModelOpt NVFP4 linear-layer weights (4.5 bits)"
+		return out
+	case strings.Contains(algo, "FP8"):
+		out := arch.NewQuantization("fp8", method, arch.FP8Bytes, arch.LinearGroups)
+		out.Bits, out.Description = 8, "NVIDIA ModelOpt FP8 linear-layer weights"
+		return out
 	default:
-		r.note("quantization_config quant_method %q: not a format vrambot sizes, weights counted at 16-bit", showValue(method))
+		r.note("quantization_config quant_method modelopt with quant_algo %q: not a format vrambot sizes, weights counted at 16-bit", showValue(algo))
 		return nil
 	}
-	if out == nil {
-		return nil
-	}
+}
+
+// readEETQQuant: EETQ int8 weights.
+func readEETQQuant(_ *reader, _ *config, _ arch.Model, method string) *arch.Quantization {
+	out := arch.NewQuantization("int8", method, arch.Int8Bytes, arch.LinearGroups)
+	out.Bits, out.Description = 8, "EETQ int8 linear-layer weights"
+	return out
+}
+
+// readExLlamaQuant: ExLlamaV2/V3 at their mean bits per weight.
+func readExLlamaQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+	bits := q.optFloat(4, "bits")
+	out := arch.NewQuantization(method, method, bits/8, arch.LinearGroups)
+	out.Description = fmt.Sprintf("ExLlama %s at %.2f bits per weight", method, bits)
+	return out
+}
+
+// readHQQQuant: HQQ group-wise integer weights.
+func readHQQQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+	bits := q.optInt(4, "nbits")
+	group := q.optInt(64, "group_size")
+	out := arch.NewQuantization(fmt.Sprintf("int%d", bits), method, arch.GroupwiseIntBytes(bits, group, true), arch.LinearGroups)
+	out.Bits, out.GroupSize, out.Description = bits, group, fmt.Sprintf("HQQ %d-bit weights, %s", bits, groupLabel(group))
+	return out
+}
+
+// excludeGroups keeps the tensor groups the config excludes from
+// quantisation in 16-bit, marks the storage as the checkpoint's own and
+// notes it.
+func (r *reader) excludeGroups(q *config, m arch.Model, out *arch.Quantization) {
 	excluded := excludedGroups(q, m.NumLayers)
 	for _, g := range excluded {
 		out.BytesPerParam[g] = 0
@@ -134,7 +212,6 @@ func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
 		msg += " (kept in 16-bit: " + strings.Join(names, ", ") + ")"
 	}
 	r.note("%s", msg)
-	return out
 }
 
 // defaultGroupSize is GPTQ's and AWQ's default group.

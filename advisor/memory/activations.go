@@ -114,18 +114,42 @@ type blockBytes struct {
 // LoRA adapters add their own inputs. crossAttention adds an encoder-decoder
 // block's second attention.
 func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, crossAttention bool) blockBytes {
+	fw := frameworks[w.Framework]
 	trainWeights := w.Method == MethodFull || w.Method == MethodFreeze
-	trainLinear := trainWeights || (w.Method.IsAdapter() && quantisedBase(w) && !frameworks[w.Framework].torchaoNF4)
-	e := r.act
-	h, q, kvw, i, a := ls.h, ls.q, ls.kv, ls.i, ls.heads
-	if frameworks[w.Framework].fusedLoRA && w.Method.IsAdapter() && !ls.linear {
+	trainLinear := trainWeights || (w.Method.IsAdapter() && quantisedBase(w) && !fw.torchaoNF4)
+	if fw.fusedLoRA && w.Method.IsAdapter() && !ls.linear {
 		return fusedLoRABlock(w, m, ls, r)
 	}
+	// The parts take w and m by pointer: Estimate runs this for every
+	// layer group hundreds of times per plan, and a Workload is ~1 KB.
+	var b blockBytes
+	b.perTokenShared = normActivations(&m, ls, r, fw.fusedNorms, trainWeights, crossAttention)
+	gathered, lin, sq := attentionActivations(&w, &m, ls, r, trainLinear)
+	b.perTokenGathered += gathered
+	b.perToken += lin
+	b.perTokenSq += sq
+	if crossAttention {
+		gathered, lin, sq := attentionActivations(&w, &m, ls, r, trainLinear)
+		b.perTokenGathered += gathered
+		b.perToken += lin
+		b.perTokenSq += sq
+	}
+	addMLPActivations(&b, &m, ls, r.act, trainLinear)
+	if hasDropout(m) {
+		b.perTokenShared += 2 * dropoutMaskBytes * ls.h // after attention and after the MLP
+	}
+	if w.Method.IsAdapter() {
+		addAdapterActivations(&b, &w, &m, ls, r.act, !fw.noLoRADropout, trainLinear)
+	}
+	return b
+}
 
+// normActivations is what a block's norms save per token.
+func normActivations(m *catalog.Model, ls layerShape, r regime, fused, trainWeights, crossAttention bool) float64 {
 	// Norms save their input; RMSNorm upcasts to fp32, so does LayerNorm
 	// under autocast. Trainable norm weights also keep the normalised output.
+	e, h := r.act, ls.h
 	normIn := e
-	fused := frameworks[w.Framework].fusedNorms
 	if (m.Norm != "layernorm" || r.amp) && !fused {
 		normIn = fp32Bytes
 	}
@@ -136,63 +160,61 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 	if crossAttention {
 		norms++
 	}
-	var b blockBytes
-	b.perTokenShared = norms * normIn * h
+	b := norms * normIn * h
 	if trainWeights && m.Norm != "layernorm" && !fused {
 		// HF-style RMSNorm computes weight × normalised input in Python,
 		// so autograd also keeps the normalised input for the weight's
 		// gradient (LayerNorm's fused kernel recomputes it).
-		b.perTokenShared += norms * e * h
+		b += norms * e * h
 	}
+	return b
+}
 
-	attn := func() (shared, lin, sq float64) {
-		// q, k, v and the output, as flash/SDPA saves them for backward.
-		lin = e * (2*q + 2*kvw)
-		if trainLinear {
-			// Inputs of the qkv projection (replicated under TP) and of
-			// the output projection (split).
-			shared = e * h
-			lin += e * q
-		}
-		if w.Attention == AttentionEager && !ls.linear {
-			// The s×s scores: softmax output (fp32 where the model
-			// upcasts it: RMSNorm-era code and autocast), its cast back
-			// for the matmul with V, and dropout's mask and output where
-			// the model has dropout (Korthikanti's 5 = 2 + 1 + 2 in fp16).
-			soft := e
-			cast := 0.0
-			if m.Norm != "layernorm" || r.amp {
-				soft = fp32Bytes
-				if e != fp32Bytes {
-					cast = e
-				}
-			}
-			sq = a * (soft + cast)
-			if hasDropout(m) {
-				// The mask is kept; the dropped copy only when the next
-				// matmul saves it as is (without a cast that it saves instead).
-				sq += a * dropoutMaskBytes
-				if cast == 0 {
-					sq += a * soft
-				}
-			}
-			lin -= e * q // eager keeps no separate output tensor
-		}
-		return shared, lin, sq
+// attentionActivations is what one attention saves per token: the
+// gathered inputs of its column-parallel linears, what tensor parallelism
+// splits, and per token of context the eager scores.
+func attentionActivations(w *Workload, m *catalog.Model, ls layerShape, r regime, trainLinear bool) (shared, lin, sq float64) {
+	e, h, q, kvw, a := r.act, ls.h, ls.q, ls.kv, ls.heads
+	// q, k, v and the output, as flash/SDPA saves them for backward.
+	lin = e * (2*q + 2*kvw)
+	if trainLinear {
+		// Inputs of the qkv projection (replicated under TP) and of
+		// the output projection (split).
+		shared = e * h
+		lin += e * q
 	}
-	gathered, lin, sq := attn()
-	b.perTokenGathered += gathered
-	b.perToken += lin
-	b.perTokenSq += sq
-	if crossAttention {
-		gathered, lin, sq := attn()
-		b.perTokenGathered += gathered
-		b.perToken += lin
-		b.perTokenSq += sq
+	if w.Attention == AttentionEager && !ls.linear {
+		// The s×s scores: softmax output (fp32 where the model
+		// upcasts it: RMSNorm-era code and autocast), its cast back
+		// for the matmul with V, and dropout's mask and output where
+		// the model has dropout (Korthikanti's 5 = 2 + 1 + 2 in fp16).
+		soft := e
+		cast := 0.0
+		if m.Norm != "layernorm" || r.amp {
+			soft = fp32Bytes
+			if e != fp32Bytes {
+				cast = e
+			}
+		}
+		sq = a * (soft + cast)
+		if hasDropout(*m) {
+			// The mask is kept; the dropped copy only when the next
+			// matmul saves it as is (without a cast that it saves instead).
+			sq += a * dropoutMaskBytes
+			if cast == 0 {
+				sq += a * soft
+			}
+		}
+		lin -= e * q // eager keeps no separate output tensor
 	}
+	return shared, lin, sq
+}
 
-	// MLP: the activation function's input, and for gated MLPs its output
-	// and the up projection (both needed for the product's backward).
+// addMLPActivations adds what the MLP saves: the activation function's
+// input, and for gated MLPs its output and the up projection (both needed
+// for the product's backward).
+func addMLPActivations(b *blockBytes, m *catalog.Model, ls layerShape, e float64, trainLinear bool) {
+	h, i := ls.h, ls.i
 	if trainLinear {
 		b.perTokenGathered += e * h // input of the first MLP projection(s)
 	}
@@ -209,46 +231,44 @@ func blockActivations(w Workload, m catalog.Model, ls layerShape, r regime, cros
 			}
 		}
 	}
-	if hasDropout(m) {
-		b.perTokenShared += 2 * dropoutMaskBytes * h // after attention and after the MLP
-	}
+}
 
-	if w.Method.IsAdapter() {
-		mods, n := loraModules(m, ls, w.LoRATargets, w.LoRAExperts.On())
-		dropout := !frameworks[w.Framework].noLoRADropout
-		if !dropout && !trainLinear {
-			// Without dropout an adapter reads the very tensor its base
-			// layer reads, kept once however many adapters read it: the
-			// attention input (q, k, v), the attention output (o, kept by
-			// flash attention already), the MLP input and the down
-			// projection's input.
+// addAdapterActivations adds what the LoRA (or DoRA) adapters save, with
+// lora_dropout (dropout) or without.
+func addAdapterActivations(b *blockBytes, w *Workload, m *catalog.Model, ls layerShape, e float64, dropout, trainLinear bool) {
+	h, q, i := ls.h, ls.q, ls.i
+	mods, n := loraModules(*m, ls, w.LoRATargets, w.LoRAExperts.On())
+	if !dropout && !trainLinear {
+		// Without dropout an adapter reads the very tensor its base
+		// layer reads, kept once however many adapters read it: the
+		// attention input (q, k, v), the attention output (o, kept by
+		// flash attention already), the MLP input and the down
+		// projection's input.
+		b.perTokenGathered += e * h
+		if w.LoRATargets == "all" {
 			b.perTokenGathered += e * h
-			if w.LoRATargets == "all" {
-				b.perTokenGathered += e * h
-				b.perToken += e * i
-			}
-			if w.Attention == AttentionEager && w.LoRATargets != "qv" {
-				b.perToken += e * q
-			}
+			b.perToken += e * i
 		}
-		for _, mod := range mods[:n] {
-			per := e * float64(w.LoRARank) // the adapter's A output
-			if dropout {
-				// Each adapter keeps its own dropout mask and dropped
-				// input (PEFT, litgpt lora_dropout > 0).
-				per += (e + dropoutMaskBytes + e) * mod.in
-			}
-			if w.Method == MethodDoRA {
-				// DoRA rescales the base and the adapter outputs by the
-				// magnitude over the (detached) weight norm; both products
-				// keep their out-wide operand for backward (PEFT
-				// DoraLinearLayer.forward; DoRA paper §4.3).
-				per += doraSavedOutputs * e * mod.out
-			}
-			b.perToken += mod.active * per
+		if w.Attention == AttentionEager && w.LoRATargets != "qv" {
+			b.perToken += e * q
 		}
 	}
-	return b
+	for _, mod := range mods[:n] {
+		per := e * float64(w.LoRARank) // the adapter's A output
+		if dropout {
+			// Each adapter keeps its own dropout mask and dropped
+			// input (PEFT, litgpt lora_dropout > 0).
+			per += (e + dropoutMaskBytes + e) * mod.in
+		}
+		if w.Method == MethodDoRA {
+			// DoRA rescales the base and the adapter outputs by the
+			// magnitude over the (detached) weight norm; both products
+			// keep their out-wide operand for backward (PEFT
+			// DoraLinearLayer.forward; DoRA paper §4.3).
+			per += doraSavedOutputs * e * mod.out
+		}
+		b.perToken += mod.active * per
+	}
 }
 
 // activationBytes is the activation memory of a training step at its peak

@@ -57,16 +57,47 @@ func resolve(w Workload, record bool) Workload {
 	if record {
 		w.Assumptions = slices.Clone(w.Assumptions)
 	}
-	note := func(format string, args ...any) {
-		if !record {
-			return
-		}
-		s := fmt.Sprintf(format, args...)
-		if !slices.Contains(w.Assumptions, s) {
-			w.Assumptions = append(w.Assumptions, s)
-		}
-	}
+	a := assumptions{w: &w, record: record}
+	resolveModel(&w, a)
+	resolveMethod(&w, a)
+	resolveCheckpoint(&w, a)
+	resolvePrecision(&w, a)
+	resolveOptimizer(&w, a)
+	resolveBatchAndSeqLen(&w, a)
+	resolveParallelism(&w, a)
+	resolveTraining(&w, a)
+	resolveAttention(&w, a)
+	resolveLoRA(&w, a)
+	resolveExperts(&w, a)
+	noteMethodCaveats(&w, a)
+	w.TrainableParams = TrainableParams(w)
+	return w
+}
 
+// assumptions appends the defaults resolve fills to w.Assumptions, each
+// once, or with record false nothing. It is a method, not a closure the
+// resolve steps are handed, so that the compiler inlines it where it is
+// called: a call through a func value would allocate its arguments on
+// every Estimate.
+type assumptions struct {
+	w      *Workload
+	record bool
+}
+
+func (a assumptions) note(format string, args ...any) {
+	if !a.record {
+		return
+	}
+	s := fmt.Sprintf(format, args...)
+	if !slices.Contains(a.w.Assumptions, s) {
+		a.w.Assumptions = append(a.w.Assumptions, s)
+	}
+}
+
+// resolveModel fills the architecture from the model's name or size (a
+// 7B model when neither is known), noting a stand-in's or a scaled
+// shape's provenance, and the parameters and name from it.
+func resolveModel(w *Workload, a assumptions) {
 	if w.Model.HiddenSize <= 0 || w.Model.NumLayers <= 0 {
 		m, ok := catalog.Model{}, false
 		if w.ModelName != "" {
@@ -76,9 +107,9 @@ func resolve(w Workload, record bool) Workload {
 			if w.Params <= 0 {
 				w.Params = defaultParams
 				if w.ModelName != "" {
-					note("unknown model %q: assumed a 7B model", w.ModelName)
+					a.note("unknown model %q: assumed a 7B model", w.ModelName)
 				} else {
-					note("no model given: assumed a 7B model")
+					a.note("no model given: assumed a 7B model")
 				}
 			}
 			m = catalog.ModelForSize(w.Params)
@@ -86,36 +117,50 @@ func resolve(w Workload, record bool) Workload {
 		w.Model = m
 	}
 	if m := w.Model; m.StandInFor != "" {
-		note("%s has no config.json of its own in the catalog: read with %s's, the same architecture (context %d tokens)", m.Name, m.StandInFor, m.MaxPositionEmbeddings)
+		a.note("%s has no config.json of its own in the catalog: read with %s's, the same architecture (context %d tokens)", m.Name, m.StandInFor, m.MaxPositionEmbeddings)
 	}
 	if w.Model.Scaled {
 		m := w.Model
-		note("no published architecture for %s: assumed today's typical shape (%d layers, hidden %d, GQA with %d query / %d KV heads × %d, SwiGLU width %d, vocab %d): the %s",
+		a.note("no published architecture for %s: assumed today's typical shape (%d layers, hidden %d, GQA with %d query / %d KV heads × %d, SwiGLU width %d, vocab %d): the %s",
 			catalog.FormatSize(m.Params), m.NumLayers, m.HiddenSize, m.NumAttentionHeads, m.NumKVHeads, m.HeadDim, m.IntermediateSize, m.VocabSize, m.Source)
 	}
 	w.Params = w.Model.Params
 	if w.ModelName == "" {
 		w.ModelName = w.Model.Name
 	}
+}
 
-	if !slices.Contains(methods, w.Method) {
-		if w.Method != "" {
-			note("unknown method %q: ignored", w.Method)
-		}
-		w.Method = MethodInference
-		note("method not given: inference")
+// resolveMethod makes the method one of methods: inference when it is
+// not given or not known.
+func resolveMethod(w *Workload, a assumptions) {
+	if slices.Contains(methods, w.Method) {
+		return
 	}
-	resolveCheckpoint(&w, note)
-	if !slices.Contains(precisions, w.Precision) && !IsCheckpointPrecision(w.Precision) {
-		if w.Precision != "" {
-			note("unknown precision %q: ignored", w.Precision)
-		}
-		w.Precision = defaultPrecision(w.Method)
-		note("precision not given: %s", w.Precision)
+	if w.Method != "" {
+		a.note("unknown method %q: ignored", w.Method)
 	}
+	w.Method = MethodInference
+	a.note("method not given: inference")
+}
+
+// resolvePrecision fills the method's common regime (defaultPrecision)
+// when the precision is neither a regime nor a checkpoint format.
+func resolvePrecision(w *Workload, a assumptions) {
+	if slices.Contains(precisions, w.Precision) || IsCheckpointPrecision(w.Precision) {
+		return
+	}
+	if w.Precision != "" {
+		a.note("unknown precision %q: ignored", w.Precision)
+	}
+	w.Precision = defaultPrecision(w.Method)
+	a.note("precision not given: %s", w.Precision)
+}
+
+// resolveOptimizer fills AdamW for training, none for inference.
+func resolveOptimizer(w *Workload, a assumptions) {
 	if !slices.Contains(optimizers, w.Optimizer) {
 		if w.Optimizer != "" {
-			note("unknown optimizer %q: ignored", w.Optimizer)
+			a.note("unknown optimizer %q: ignored", w.Optimizer)
 		}
 		w.Optimizer = ""
 	}
@@ -124,12 +169,17 @@ func resolve(w Workload, record bool) Workload {
 			w.Optimizer = OptimizerNone
 		} else {
 			w.Optimizer = OptimizerAdamW
-			note("optimizer not given: adamw")
+			a.note("optimizer not given: adamw")
 		}
 	}
+}
+
+// resolveBatchAndSeqLen fills a batch of 1 and the framework's sequence
+// length (capped at the model's context), each within its limit.
+func resolveBatchAndSeqLen(w *Workload, a assumptions) {
 	if w.Batch <= 0 {
 		w.Batch = 1
-		note("batch size not given: 1 per GPU")
+		a.note("batch size not given: 1 per GPU")
 	}
 	w.Batch = min(w.Batch, MaxBatch)
 	if w.SeqLen <= 0 {
@@ -137,9 +187,14 @@ func resolve(w Workload, record bool) Workload {
 		if mp := w.Model.MaxPositionEmbeddings; mp > 0 && mp < w.SeqLen {
 			w.SeqLen = mp
 		}
-		note("sequence length not given: %d tokens", w.SeqLen)
+		a.note("sequence length not given: %d tokens", w.SeqLen)
 	}
 	w.SeqLen = min(w.SeqLen, MaxSeqLen)
+}
+
+// resolveParallelism bounds the tensor- and pipeline-parallel degrees,
+// the GPUs (at least tp×pp), the ZeRO stage and the offload.
+func resolveParallelism(w *Workload, a assumptions) {
 	w.TP = clamp(w.TP, 1, MaxGPUs)
 	w.PP = clamp(w.PP, 1, MaxGPUs)
 	if w.GPUs <= 0 {
@@ -148,13 +203,17 @@ func resolve(w Workload, record bool) Workload {
 	w.GPUs = min(w.GPUs, MaxGPUs)
 	if w.TP*w.PP > w.GPUs {
 		w.GPUs = w.TP * w.PP
-		note("tp×pp needs %d GPUs", w.GPUs)
+		a.note("tp×pp needs %d GPUs", w.GPUs)
 	}
 	w.ZeroStage = clamp(w.ZeroStage, 0, 3)
 	if w.Offload != OffloadOptimizer && w.Offload != OffloadParam {
 		w.Offload = OffloadNone
 	}
-	resolveTraining(&w, note)
+}
+
+// resolveAttention fills the attention kernel (eager for the dropout-era
+// models, flash/SDPA otherwise) and a 16-bit KV cache for inference.
+func resolveAttention(w *Workload, a assumptions) {
 	if w.Attention != AttentionFlash && w.Attention != AttentionEager {
 		w.Attention = ""
 	}
@@ -166,10 +225,10 @@ func resolve(w Workload, record bool) Workload {
 			// BERT/GPT-2/OPT/T5-generation code runs eager attention in most
 			// scripts (T5's position bias rules out flash kernels).
 			w.Attention = AttentionEager
-			note("attention not given: eager (how %s-era code usually runs; T5's position bias rules out flash kernels)", w.Model.Name)
+			a.note("attention not given: eager (how %s-era code usually runs; T5's position bias rules out flash kernels)", w.Model.Name)
 		} else {
 			w.Attention = AttentionFlash
-			note("attention not given: flash/SDPA (no s² score matrix)")
+			a.note("attention not given: flash/SDPA (no s² score matrix)")
 		}
 	}
 	if w.Method == MethodInference {
@@ -177,37 +236,45 @@ func resolve(w Workload, record bool) Workload {
 			w.KVCacheDtype = "fp16"
 		}
 	}
-	if w.Method.IsAdapter() {
-		fw, known := frameworks[w.Framework]
-		switch {
-		case w.LoRARank > 0:
-		case known && fw.loraRank > 0:
-			w.LoRARank = fw.loraRank
-			note("LoRA rank not given: %d, as %s's recipes", w.LoRARank, w.Framework)
-		default:
-			w.LoRARank = DefaultLoRARank
-			note("LoRA rank not given: %d (PEFT default)", w.LoRARank)
-		}
-		w.LoRARank = min(w.LoRARank, MaxLoRARank)
-		switch {
-		case validTargets(w.LoRATargets):
-		case known && fw.loraTargets != "":
-			w.LoRATargets = fw.loraTargets
-			note("LoRA targets not given: every linear layer (attention and MLP), as %s's recipes", w.Framework)
-		default:
-			w.LoRATargets = DefaultLoRATargets
-			note("LoRA targets not given: q and v projections (PEFT default)")
-		}
+}
+
+// resolveLoRA fills an adapter's rank and targets: the framework's
+// recipes', else PEFT's defaults.
+func resolveLoRA(w *Workload, a assumptions) {
+	if !w.Method.IsAdapter() {
+		return
 	}
-	resolveExperts(&w, note)
+	fw, known := frameworks[w.Framework]
+	switch {
+	case w.LoRARank > 0:
+	case known && fw.loraRank > 0:
+		w.LoRARank = fw.loraRank
+		a.note("LoRA rank not given: %d, as %s's recipes", w.LoRARank, w.Framework)
+	default:
+		w.LoRARank = DefaultLoRARank
+		a.note("LoRA rank not given: %d (PEFT default)", w.LoRARank)
+	}
+	w.LoRARank = min(w.LoRARank, MaxLoRARank)
+	switch {
+	case validTargets(w.LoRATargets):
+	case known && fw.loraTargets != "":
+		w.LoRATargets = fw.loraTargets
+		a.note("LoRA targets not given: every linear layer (attention and MLP), as %s's recipes", w.Framework)
+	default:
+		w.LoRATargets = DefaultLoRATargets
+		a.note("LoRA targets not given: q and v projections (PEFT default)")
+	}
+}
+
+// noteMethodCaveats notes what freeze trains and where paged 8-bit AdamW
+// keeps its state.
+func noteMethodCaveats(w *Workload, a assumptions) {
 	if w.Method == MethodFreeze {
-		note("freeze: the last %d blocks are trained, the rest frozen (LLaMA-Factory default)", FreezeTrainableLayers)
+		a.note("freeze: the last %d blocks are trained, the rest frozen (LLaMA-Factory default)", FreezeTrainableLayers)
 	}
 	if w.Optimizer == OptimizerPagedAdamW8bit && w.Method != MethodInference {
-		note("paged-adamw-8bit: its state lives in CUDA unified memory outside PyTorch's allocator and pages to CPU RAM under pressure, so it is not counted on the GPU")
+		a.note("paged-adamw-8bit: its state lives in CUDA unified memory outside PyTorch's allocator and pages to CPU RAM under pressure, so it is not counted on the GPU")
 	}
-	w.TrainableParams = TrainableParams(w)
-	return w
 }
 
 // resolveCheckpoint reconciles the precision with how the checkpoint is
@@ -217,37 +284,37 @@ func resolve(w Workload, record bool) Workload {
 // bitsandbytes precision replaces the checkpoint's storage; full and
 // freeze fine-tuning train 16-bit weights. w.Model.Quant is replaced, never
 // modified: the catalog's models share it.
-func resolveCheckpoint(w *Workload, note func(string, ...any)) {
+func resolveCheckpoint(w *Workload, a assumptions) {
 	q := w.Model.Quant
 	p := w.Precision
 	trainsWeights := w.Method == MethodFull || w.Method == MethodFreeze
 	scheme, named := arch.Scheme(string(p))
 	switch {
 	case named && trainsWeights:
-		note("precision=%s names a quantised checkpoint, but %s fine-tuning trains 16-bit weights: estimated in bf16", p, w.Method)
+		a.note("precision=%s names a quantised checkpoint, but %s fine-tuning trains 16-bit weights: estimated in bf16", p, w.Method)
 		w.Precision, w.Model.Quant = PrecisionBF16, nil
 	case named && q != nil && sameStorage(q, scheme):
-		note("precision=%s: the checkpoint's own storage, %s (%s)", p, q.Description, q.Source)
+		a.note("precision=%s: the checkpoint's own storage, %s (%s)", p, q.Description, q.Source)
 	case named:
 		s := *scheme
 		s.Source = "precision=" + string(p)
 		w.Model.Quant = &s
-		note("precision=%s: assumed a pre-quantised checkpoint of %s: %s; the rest (embeddings, norms, output head) and the compute in 16-bit", p, w.Model.Name, s.Description)
+		a.note("precision=%s: assumed a pre-quantised checkpoint of %s: %s; the rest (embeddings, norms, output head) and the compute in 16-bit", p, w.Model.Name, s.Description)
 	case q == nil:
 	case trainsWeights:
-		note("%s fine-tuning trains 16-bit weights: the checkpoint's %s is taken as dequantised to 16-bit", w.Method, q.Description)
+		a.note("%s fine-tuning trains 16-bit weights: the checkpoint's %s is taken as dequantised to 16-bit", w.Method, q.Description)
 		w.Model.Quant = nil
 	case p == "" && q.Method == "mxfp4" && w.Method != MethodInference:
 		// transformers' MXFP4 kernels do inference only: TRL, axolotl and
 		// the OpenAI cookbook load gpt-oss with Mxfp4Config(dequantize=True)
 		// to train it (docs/memory-model.md §6.6).
 		w.Precision, w.Model.Quant = PrecisionBF16, nil
-		note("precision not given: the checkpoint's %s is dequantised to bf16 for training, as Mxfp4Config(dequantize=True) loads it (TRL, axolotl, the OpenAI cookbook)", q.Description)
+		a.note("precision not given: the checkpoint's %s is dequantised to bf16 for training, as Mxfp4Config(dequantize=True) loads it (TRL, axolotl, the OpenAI cookbook)", q.Description)
 	case p == "":
 		w.Precision = checkpointPrecision(q)
-		note("precision not given: the checkpoint's own, %s (%s)", q.Description, q.Source)
+		a.note("precision not given: the checkpoint's own, %s (%s)", q.Description, q.Source)
 	case p != checkpointPrecision(q):
-		note("precision=%s replaces the checkpoint's own storage (%s)", p, q.Description)
+		a.note("precision=%s replaces the checkpoint's own storage (%s)", p, q.Description)
 		w.Model.Quant = nil
 	}
 }

@@ -209,58 +209,79 @@ func dataParallel(w Workload) int { return max(1, w.GPUs/max(1, w.TP*w.PP)) }
 // resolveTraining fills the training techniques' defaults as the tools
 // have them, each noted (docs/memory-model.md §6.6): checkpointing, the
 // loss, and how several GPUs share the model states.
-func resolveTraining(w *Workload, note func(string, ...any)) {
+func resolveTraining(w *Workload, a assumptions) {
 	fw, known := frameworks[w.Framework]
 	if !known {
 		w.Framework = ""
 	}
-	training := w.Method != MethodInference
+	resolveCheckpointing(w, fw, known, a)
+	resolveLoss(w, fw, known, a)
+	if w.Method == MethodInference {
+		w.OptimizerInBackward, w.ActivationOffload = false, false
+	}
+	if w.OptimizerInBackward {
+		a.note("optimizer step fused into backward: each gradient is freed once its parameter is updated (needs no gradient accumulation)")
+	}
+	resolveSharding(w, fw, known, a)
+	resolveGradAccum(w, fw, a)
+	if w.Sharding == ShardingFSDP && w.Offload == OffloadOptimizer {
+		w.Offload = OffloadParam
+		a.note("FSDP's CPU offload moves parameters, gradients and the optimizer step to the CPU together (FSDP has no optimizer-only offload)")
+	}
+}
 
+// resolveCheckpointing fills the activation checkpointing: off for
+// inference; the framework's; on for QLoRA; off otherwise.
+func resolveCheckpointing(w *Workload, fw frameworkDefaults, known bool, a assumptions) {
 	if !slices.Contains(checkpointings, w.Checkpointing) {
 		w.Checkpointing = ""
 	}
 	switch {
-	case !training:
+	case w.Method == MethodInference:
 		w.Checkpointing = CheckpointOff
 	case w.Checkpointing != "":
 	case w.GradCheckpointing:
 		w.Checkpointing = CheckpointFull
 	case known && fw.checkpointing != "":
 		w.Checkpointing = fw.checkpointing
-		note("activation checkpointing not given: %s, as %s (%s)", checkpointWords(fw.checkpointing), w.Framework, fw.source)
+		a.note("activation checkpointing not given: %s, as %s (%s)", checkpointWords(fw.checkpointing), w.Framework, fw.source)
 	case w.Method == MethodQLoRA:
 		w.Checkpointing = CheckpointFull
-		note("activation checkpointing not given: on for QLoRA, as PEFT's prepare_model_for_kbit_training, TRL, Unsloth and torchtune turn it on (gc=off to estimate without)")
+		a.note("activation checkpointing not given: on for QLoRA, as PEFT's prepare_model_for_kbit_training, TRL, Unsloth and torchtune turn it on (gc=off to estimate without)")
 	default:
 		w.Checkpointing = CheckpointOff
-		note("activation checkpointing not given: off (gc=on, gc=selective to estimate with)")
+		a.note("activation checkpointing not given: off (gc=on, gc=selective to estimate with)")
 	}
 	w.GradCheckpointing = w.Checkpointing != CheckpointOff
+}
 
+// resolveLoss fills the loss: none for inference; chunked where the
+// framework's is; standard otherwise.
+func resolveLoss(w *Workload, fw frameworkDefaults, known bool, a assumptions) {
 	if !slices.Contains(losses, w.Loss) {
 		w.Loss = ""
 	}
 	switch {
-	case !training:
+	case w.Method == MethodInference:
 		w.Loss = ""
 	case w.Loss != "":
 	case w.ChunkedLoss:
 		w.Loss = LossChunked
 	case known && fw.loss == LossChunked:
 		w.Loss = LossChunked
-		note("loss not given: chunked cross-entropy, as %s", w.Framework)
+		a.note("loss not given: chunked cross-entropy, as %s", w.Framework)
 	default:
 		w.Loss = LossStandard
 	}
 	w.ChunkedLoss = w.Loss == LossChunked
+}
 
-	if !training {
-		w.OptimizerInBackward, w.ActivationOffload = false, false
-	}
-	if w.OptimizerInBackward {
-		note("optimizer step fused into backward: each gradient is freed once its parameter is updated (needs no gradient accumulation)")
-	}
-
+// resolveSharding reconciles the sharding with the ZeRO stage and, when
+// neither is given, fills how data-parallel GPUs share the model states:
+// FSDP full shard for full and freeze fine-tuning, for the frameworks
+// that shard adapters' bases and for weights that do not fit one GPU;
+// DDP otherwise.
+func resolveSharding(w *Workload, fw frameworkDefaults, known bool, a assumptions) {
 	if !slices.Contains(shardings, w.Sharding) {
 		w.Sharding = ""
 	}
@@ -281,42 +302,45 @@ func resolveTraining(w *Workload, note func(string, ...any)) {
 		}
 	case w.ZeroStage > 0:
 		w.Sharding = ShardingDeepSpeed
-	case !training || dp == 1:
+	case w.Method == MethodInference || dp == 1:
 		w.Sharding = ShardingNone
 	case w.Method == MethodFull || w.Method == MethodFreeze:
 		w.Sharding, w.ZeroStage = ShardingFSDP, 3
-		note("sharding not given: FSDP full shard (ZeRO-3 equivalent) across the %d data-parallel GPUs, as multi-GPU full fine-tuning runs (ddp or zero= to say otherwise)", dp)
+		a.note("sharding not given: FSDP full shard (ZeRO-3 equivalent) across the %d data-parallel GPUs, as multi-GPU full fine-tuning runs (ddp or zero= to say otherwise)", dp)
 	case known && fw.shardsAdapters:
 		w.Sharding, w.ZeroStage = ShardingFSDP, 3
-		note("sharding not given: FSDP full shard of the frozen base, as %s's distributed LoRA recipes", w.Framework)
+		a.note("sharding not given: FSDP full shard of the frozen base, as %s's distributed LoRA recipes", w.Framework)
 	case w.GPUMemoryBytes > 0 && baseWeightBytes(*w) > float64(w.GPUMemoryBytes):
 		// Nobody runs DDP with weights that do not fit one card: accelerate
 		// and torchrun users shard them (accelerate config's FSDP, PEFT's
 		// FSDP and DeepSpeed guides).
 		w.Sharding, w.ZeroStage = ShardingFSDP, 3
-		note("sharding not given: FSDP full shard across the %d data-parallel GPUs, since the weights (%.0f GiB) do not fit one GPU (ddp or zero= to say otherwise)", dp, baseWeightBytes(*w)/(1<<30))
+		a.note("sharding not given: FSDP full shard across the %d data-parallel GPUs, since the weights (%.0f GiB) do not fit one GPU (ddp or zero= to say otherwise)", dp, baseWeightBytes(*w)/(1<<30))
 	default:
 		w.Sharding = ShardingDDP
-		note("sharding not given: plain data parallel (DDP), each of the %d GPUs holding the whole model (fsdp or zero=3 to shard it)", dp)
+		a.note("sharding not given: plain data parallel (DDP), each of the %d GPUs holding the whole model (fsdp or zero=3 to shard it)", dp)
 	}
+}
+
+// resolveGradAccum bounds the gradient accumulation steps (none for
+// inference) and notes how FSDP accumulates the gradients.
+func resolveGradAccum(w *Workload, fw frameworkDefaults, a assumptions) {
+	training := w.Method != MethodInference
 	w.GradAccumSteps = max(0, w.GradAccumSteps)
 	if !training {
 		w.GradAccumSteps = 0
 	}
-	if w.Sharding == ShardingFSDP && training {
-		switch {
-		case w.GradAccumSteps > 1 && fw.accumulatesUnsharded:
-			note("gradient accumulation over %d micro-batches under FSDP: every GPU accumulates the gradients unsharded between syncs (the HF Trainer's and accelerate's no_sync, Lightning's no_backward_sync)", w.GradAccumSteps)
-		case w.GradAccumSteps > 1:
-			note("gradient accumulation over %d micro-batches, reduce-scattered every micro-batch: the gradients stay sharded (the HF Trainer and Lightning accumulate them unsharded: framework=hf, framework=lightning)", w.GradAccumSteps)
-		}
-		if fw.fsdpMixedFlatParams && w.Method.IsAdapter() {
-			note("%s's FSDP (FSDP1, use_orig_params=True, whole blocks wrapped): a block's frozen weights share a FlatParameter with its adapters, so gradient memory is that of the whole block", w.Framework)
-		}
+	if w.Sharding != ShardingFSDP || !training {
+		return
 	}
-	if w.Sharding == ShardingFSDP && w.Offload == OffloadOptimizer {
-		w.Offload = OffloadParam
-		note("FSDP's CPU offload moves parameters, gradients and the optimizer step to the CPU together (FSDP has no optimizer-only offload)")
+	switch {
+	case w.GradAccumSteps > 1 && fw.accumulatesUnsharded:
+		a.note("gradient accumulation over %d micro-batches under FSDP: every GPU accumulates the gradients unsharded between syncs (the HF Trainer's and accelerate's no_sync, Lightning's no_backward_sync)", w.GradAccumSteps)
+	case w.GradAccumSteps > 1:
+		a.note("gradient accumulation over %d micro-batches, reduce-scattered every micro-batch: the gradients stay sharded (the HF Trainer and Lightning accumulate them unsharded: framework=hf, framework=lightning)", w.GradAccumSteps)
+	}
+	if fw.fsdpMixedFlatParams && w.Method.IsAdapter() {
+		a.note("%s's FSDP (FSDP1, use_orig_params=True, whole blocks wrapped): a block's frozen weights share a FlatParameter with its adapters, so gradient memory is that of the whole block", w.Framework)
 	}
 }
 
@@ -423,7 +447,7 @@ func fusedLoRABlock(w Workload, m catalog.Model, ls layerShape, r regime) blockB
 // the fused experts in 16-bit, bitsandbytes#1849, unless axolotl's
 // quantize_moe_experts says otherwise). Both are empty for dense models
 // and where they do not apply.
-func resolveExperts(w *Workload, note func(string, ...any)) {
+func resolveExperts(w *Workload, a assumptions) {
 	valid := func(s Switch) bool { return s == SwitchOn || s == SwitchOff }
 	fw, known := frameworks[w.Framework]
 	if !w.Model.IsMoE() || w.Method == MethodInference {
@@ -438,10 +462,10 @@ func resolveExperts(w *Workload, note func(string, ...any)) {
 	case valid(w.LoRAExperts):
 	case known && fw.loraExperts:
 		w.LoRAExperts = SwitchOn
-		note("LoRA on the routed experts not given: on, as %s adapts a mixture of experts' expert weights too (lora-experts=off for the attention and dense layers only)", w.Framework)
+		a.note("LoRA on the routed experts not given: on, as %s adapts a mixture of experts' expert weights too (lora-experts=off for the attention and dense layers only)", w.Framework)
 	default:
 		w.LoRAExperts = SwitchOff
-		note("LoRA on the routed experts not given: off, as PEFT's target modules leave the fused expert weights alone (lora-experts=on for target_parameters / axolotl lora_target_parameters)")
+		a.note("LoRA on the routed experts not given: off, as PEFT's target modules leave the fused expert weights alone (lora-experts=on for target_parameters / axolotl lora_target_parameters)")
 	}
 	switch {
 	case !quantisedBase(*w) || w.Model.Quant != nil:
@@ -449,10 +473,10 @@ func resolveExperts(w *Workload, note func(string, ...any)) {
 	case valid(w.QuantizeExperts):
 	case known && fw.quantizesExperts:
 		w.QuantizeExperts = SwitchOn
-		note("the routed experts are quantised with the rest of the base, as %s does (quantize-experts=off to keep them 16-bit)", w.Framework)
+		a.note("the routed experts are quantised with the rest of the base, as %s does (quantize-experts=off to keep them 16-bit)", w.Framework)
 	default:
 		w.QuantizeExperts = SwitchOff
-		note("the routed experts stay in 16-bit: transformers 5 stores them as fused 3-D parameters, which bitsandbytes does not quantise (quantize-experts=on for axolotl's quantize_moe_experts)")
+		a.note("the routed experts stay in 16-bit: transformers 5 stores them as fused 3-D parameters, which bitsandbytes does not quantise (quantize-experts=on for axolotl's quantize_moe_experts)")
 	}
 }
 

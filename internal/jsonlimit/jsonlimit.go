@@ -78,52 +78,10 @@ func Check(ctx context.Context, data []byte, l Limits) error {
 	if l.Bytes > 0 && len(data) > l.Bytes {
 		return &Error{What: WhatBytes, Limit: l.Bytes, Offset: l.Bytes}
 	}
-	maxDepth := MaxDepth
+	s := scanner{limits: l, maxDepth: MaxDepth}
 	if l.Depth > 0 {
-		maxDepth = min(l.Depth, MaxDepth)
+		s.maxDepth = min(l.Depth, MaxDepth)
 	}
-	var (
-		elems  [MaxDepth]int // elements seen in each open container
-		depth  int
-		tokens int
-	)
-	value := func(i int) error {
-		tokens++
-		if l.Tokens > 0 && tokens > l.Tokens {
-			return &Error{What: WhatTokens, Limit: l.Tokens, Offset: i}
-		}
-		return nil
-	}
-	// open starts a container with no element yet: its first value (or
-	// key) makes the count 1, and every comma adds one.
-	open := func(i int) error {
-		if err := value(i); err != nil {
-			return err
-		}
-		depth++
-		if depth > maxDepth {
-			return &Error{What: WhatDepth, Limit: maxDepth, Offset: i}
-		}
-		elems[depth-1] = 0
-		return nil
-	}
-	element := func(i int) error {
-		if depth == 0 {
-			return nil
-		}
-		s := &elems[depth-1]
-		*s++
-		if l.Elements > 0 && *s > l.Elements {
-			return &Error{What: WhatElements, Limit: l.Elements, Offset: i}
-		}
-		return nil
-	}
-	// started reports whether the current container has an element yet.
-	started := func() bool { return depth > 0 && elems[depth-1] > 0 }
-	// afterColon: the next value is an object member's value, which is not
-	// an element of its own (the key was).
-	afterColon := false
-
 	for i := 0; i < len(data); i++ {
 		if i%ctxEvery == 0 && i > 0 {
 			if err := ctx.Err(); err != nil {
@@ -135,52 +93,37 @@ func Check(ctx context.Context, data []byte, l Limits) error {
 		case ' ', '\t', '\n', '\r':
 			continue
 		case ',':
-			if depth == 0 {
-				return &Error{What: WhatMalformed, Offset: i}
-			}
-			if err := element(i); err != nil {
+			if err := s.comma(i); err != nil {
 				return err
 			}
-			afterColon = false
 			continue
 		case ':':
-			afterColon = true
+			s.afterColon = true
 			continue
 		case ']', '}':
-			if depth == 0 {
-				return &Error{What: WhatMalformed, Offset: i}
+			if err := s.closeContainer(i); err != nil {
+				return err
 			}
-			depth--
-			afterColon = false
 			continue
 		}
 		// The start of a value or a key. The first one in a container is
 		// its first element; later ones were counted at their comma.
-		if !afterColon && depth > 0 && !started() {
-			if err := element(i); err != nil {
+		if !s.afterColon && s.depth > 0 && !s.started() {
+			if err := s.element(i); err != nil {
 				return err
 			}
 		}
-		afterColon = false
+		s.afterColon = false
+		if err := s.token(i); err != nil {
+			return err
+		}
 		switch c {
 		case '[', '{':
-			if err := open(i); err != nil {
+			if err := s.open(i); err != nil {
 				return err
 			}
 		case '"':
-			if err := value(i); err != nil {
-				return err
-			}
-			j := i + 1
-			for ; j < len(data); j++ {
-				if data[j] == '\\' {
-					j++
-					continue
-				}
-				if data[j] == '"' {
-					break
-				}
-			}
+			j := stringEnd(data, i)
 			if j >= len(data) {
 				return &Error{What: WhatMalformed, Offset: i}
 			}
@@ -189,16 +132,97 @@ func Check(ctx context.Context, data []byte, l Limits) error {
 			// A number or literal (true, false, null; NaN and Infinity,
 			// which some config.json files hold): it runs to the next
 			// delimiter.
-			if err := value(i); err != nil {
-				return err
-			}
 			i = scalarEnd(data, i) - 1
 		}
 	}
-	if depth != 0 {
+	if s.depth != 0 {
 		return &Error{What: WhatMalformed, Offset: len(data)}
 	}
 	return nil
+}
+
+// scanner is what Check has counted so far. Its methods are small enough
+// to be inlined into Check's loop, which allocates nothing.
+type scanner struct {
+	limits   Limits
+	maxDepth int
+	elems    [MaxDepth]int // elements seen in each open container
+	depth    int
+	tokens   int
+	// afterColon: the next value is an object member's value, which is not
+	// an element of its own (the key was).
+	afterColon bool
+}
+
+// token counts a value or a key starting at i.
+func (s *scanner) token(i int) error {
+	s.tokens++
+	if s.limits.Tokens > 0 && s.tokens > s.limits.Tokens {
+		return &Error{What: WhatTokens, Limit: s.limits.Tokens, Offset: i}
+	}
+	return nil
+}
+
+// open starts a container (its token counted) with no element yet: its
+// first value (or key) makes the count 1, and every comma adds one.
+func (s *scanner) open(i int) error {
+	s.depth++
+	if s.depth > s.maxDepth {
+		return &Error{What: WhatDepth, Limit: s.maxDepth, Offset: i}
+	}
+	s.elems[s.depth-1] = 0
+	return nil
+}
+
+// element counts an element of the open container (depth > 0).
+func (s *scanner) element(i int) error {
+	n := &s.elems[s.depth-1]
+	*n++
+	if s.limits.Elements > 0 && *n > s.limits.Elements {
+		return &Error{What: WhatElements, Limit: s.limits.Elements, Offset: i}
+	}
+	return nil
+}
+
+// started reports whether the current container has an element yet.
+func (s *scanner) started() bool { return s.depth > 0 && s.elems[s.depth-1] > 0 }
+
+// comma is a comma at i: one more element in the open container.
+func (s *scanner) comma(i int) error {
+	if s.depth == 0 {
+		return &Error{What: WhatMalformed, Offset: i}
+	}
+	if err := s.element(i); err != nil {
+		return err
+	}
+	s.afterColon = false
+	return nil
+}
+
+// closeContainer is a closing bracket or brace at i.
+func (s *scanner) closeContainer(i int) error {
+	if s.depth == 0 {
+		return &Error{What: WhatMalformed, Offset: i}
+	}
+	s.depth--
+	s.afterColon = false
+	return nil
+}
+
+// stringEnd is the index of the quote that closes the string starting at
+// i: len(data) or more when none does.
+func stringEnd(data []byte, i int) int {
+	j := i + 1
+	for ; j < len(data); j++ {
+		if data[j] == '\\' {
+			j++
+			continue
+		}
+		if data[j] == '"' {
+			break
+		}
+	}
+	return j
 }
 
 // scalarEnd is the index just past the number or literal starting at i.
