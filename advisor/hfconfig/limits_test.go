@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -103,7 +104,9 @@ func TestBoundsCostLittle(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		_, _, _ = Read(tt.data, "acme/x")
 		runtime.ReadMemStats(&after)
-		if got := after.TotalAlloc - before.TotalAlloc; got > tt.limit {
+		got := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d bytes allocated for %d bytes", tt.name, got, len(tt.data))
+		if got > tt.limit {
 			t.Errorf("%s: %d bytes allocated, want at most %d", tt.name, got, tt.limit)
 		}
 	}
@@ -139,6 +142,23 @@ func BenchmarkRefuseHostile(b *testing.B) {
 	for b.Loop() {
 		if _, _, err := Read(data, "acme/hostile"); err == nil {
 			b.Fatal("read")
+		}
+	}
+}
+
+// TestLayerIndex: the scan reads a layer number as the pattern
+// `layers\.(\d+)[.*]` would.
+func TestLayerIndex(t *testing.T) {
+	re := regexp.MustCompile(`layers\.(\d+)[.*]`)
+	for _, p := range []string{"model.layers.3.self_attn*", "model.layers.12.mlp.experts.7.down_proj.", "layers.7*", "model.layers.x.layers.5.mlp",
+		"model.layers.", "model.layers.3", "lm_head", "model.layers.3x.layers.4*", "", "layers..1.", "model.layers.0001.attn"} {
+		layer, ok := layerIndex(p)
+		want, wantOK := "", false
+		if m := re.FindStringSubmatch(p); m != nil {
+			want, wantOK = m[1], true
+		}
+		if layer != want || ok != wantOK {
+			t.Errorf("layerIndex(%q) = %q, %v; the pattern reads %q, %v", p, layer, ok, want, wantOK)
 		}
 	}
 }

@@ -77,8 +77,8 @@ func (t *groupTally) add(g arch.TensorGroup, b float64, name, algo string) {
 		t.bytes[g], t.layers[g] = map[float64]int{}, map[string]bool{}
 	}
 	t.bytes[g][b]++
-	if m := layerIndex.FindStringSubmatch(strings.ToLower(name) + "."); m != nil {
-		t.layers[g][m[1]] = true
+	if layer, ok := layerIndex(strings.ToLower(name) + "."); ok {
+		t.layers[g][layer] = true
 	}
 	if !slices.Contains(t.algos[g], algo) {
 		t.algos[g] = append(t.algos[g], algo)

@@ -2,7 +2,6 @@ package hfconfig
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -298,8 +297,25 @@ func (r *reader) readCompressedTensors(q *config) *arch.Quantization {
 }
 
 // layerIndex finds a concrete layer number in a module pattern
-// ("model.layers.3.self_attn*").
-var layerIndex = regexp.MustCompile(`layers\.(\d+)[.*]`)
+// ("model.layers.3.self_attn*" → "3"): the first "layers." followed by
+// digits and a "." or "*". It is called for every module of a per-module
+// list (thousands in ModelOpt's), so it scans rather than runs a regexp.
+func layerIndex(p string) (string, bool) {
+	for rest := p; ; {
+		i := strings.Index(rest, "layers.")
+		if i < 0 {
+			return "", false
+		}
+		rest = rest[i+len("layers."):]
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n > 0 && n < len(rest) && (rest[n] == '.' || rest[n] == '*') {
+			return rest[:n], true
+		}
+	}
+}
 
 // excludedGroups maps the modules a checkpoint leaves unquantised
 // (modules_to_not_convert, ignore, llm_int8_skip_modules,
@@ -326,11 +342,11 @@ func excludedGroups(q *config, layers int) []arch.TensorGroup {
 		if !ok {
 			continue
 		}
-		if m := layerIndex.FindStringSubmatch(p); m != nil {
+		if layer, ok := layerIndex(p); ok {
 			if perLayer[g] == nil {
 				perLayer[g] = map[string]bool{}
 			}
-			perLayer[g][m[1]] = true
+			perLayer[g][layer] = true
 			if 2*len(perLayer[g]) >= max(1, layers) {
 				add(g)
 			}
