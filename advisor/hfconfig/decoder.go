@@ -314,8 +314,24 @@ func (r *reader) layerKinds(c *config, fam family, n int) []arch.LayerKind {
 	for i := range kinds {
 		kinds[i] = arch.KindFull
 	}
-	if rule := slidingRules[fam.sliding]; rule != nil {
-		rule(c, kinds)
+	// The families' rules mark the layers that attend to a window or a
+	// chunk, or are linear attention. (A switch, not a table of funcs: a
+	// call through a func value would move the config to the heap.)
+	switch fam.sliding {
+	case slideAll:
+		slideEveryLayer(c, kinds)
+	case slideQwen:
+		slideFromMaxWindowLayers(c, kinds)
+	case slideAlternate:
+		slideEvenLayers(kinds)
+	case slidePattern:
+		slideByPattern(c, kinds)
+	case slideChunked:
+		chunkRopeLayers(c, kinds)
+	case slideLinearInterval:
+		linearBetweenFullLayers(c, kinds)
+	case slideLinearAlternate:
+		linearByTypeList(c, kinds)
 	}
 	return kinds
 }
@@ -348,19 +364,6 @@ func (r *reader) namedLayerKinds(c *config, types []string, n int) []arch.LayerK
 	return kinds
 }
 
-// slidingRules mark, for each family's rule, the layers (all full
-// attention to start with) that attend to a window or a chunk or are
-// linear attention, when the config has no layer_types.
-var slidingRules = map[slidingRule]func(c *config, kinds []arch.LayerKind){
-	slideAll:             slideEveryLayer,
-	slideQwen:            slideFromMaxWindowLayers,
-	slideAlternate:       slideEvenLayers,
-	slidePattern:         slideByPattern,
-	slideChunked:         chunkRopeLayers,
-	slideLinearInterval:  linearBetweenFullLayers,
-	slideLinearAlternate: linearByTypeList,
-}
-
 // slideEveryLayer: every layer slides when sliding_window is set (Mistral,
 // Mixtral, Phi-3).
 func slideEveryLayer(c *config, kinds []arch.LayerKind) {
@@ -383,7 +386,7 @@ func slideFromMaxWindowLayers(c *config, kinds []arch.LayerKind) {
 }
 
 // slideEvenLayers: even layers slide (Gemma 2, gpt-oss).
-func slideEvenLayers(_ *config, kinds []arch.LayerKind) {
+func slideEvenLayers(kinds []arch.LayerKind) {
 	for i := 0; i < len(kinds); i += 2 {
 		kinds[i] = arch.KindSliding
 	}

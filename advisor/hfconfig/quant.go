@@ -13,17 +13,35 @@ import (
 // dispatches on quant_method the same way). An unknown method is noted and
 // the weights are counted at the compute dtype.
 func (r *reader) readQuant(q *config, m arch.Model) *arch.Quantization {
-	method := quantMethod(q)
-	read, known := quantReaders[method]
-	switch {
-	case method == "":
+	// A switch, not a table of funcs: a call through a func value would
+	// move the config to the heap on every read.
+	var out *arch.Quantization
+	switch method := quantMethod(q); method {
+	case "fp8", "fbgemm_fp8":
+		out = readFP8Quant(q, method)
+	case "mxfp4":
+		out = readMXFP4Quant(method)
+	case "gptq", "awq", "autoround", "gptqmodel":
+		out = readGPTQQuant(q, method)
+	case "bitsandbytes", "bitsandbytes_4bit", "bitsandbytes_8bit":
+		out = readBitsAndBytesQuant(q, method)
+	case "compressed-tensors", "compressed_tensors":
+		out = r.readCompressedQuant(q, m)
+	case "modelopt":
+		out = r.readModelOptQuant(q, m, method)
+	case "eetq":
+		out = readEETQQuant(method)
+	case "exl2", "exl3":
+		out = readExLlamaQuant(q, method)
+	case "hqq":
+		out = readHQQQuant(q, method)
+	case "":
 		r.note("quantization_config without quant_method: weights counted at 16-bit")
 		return nil
-	case !known:
+	default:
 		r.note("quantization_config quant_method %q: not a format vrambot sizes, weights counted at 16-bit", showValue(method))
 		return nil
 	}
-	out := read(r, q, m, method)
 	if out == nil {
 		return nil
 	}
@@ -47,34 +65,9 @@ func quantMethod(q *config) string {
 	return method
 }
 
-// quantReader reads the quantization_config of one quant_method; nil is a
-// checkpoint whose weights are counted at 16-bit (the reader notes why).
-type quantReader func(r *reader, q *config, m arch.Model, method string) *arch.Quantization
-
-// quantReaders are the quant_method values vrambot sizes and their readers.
-var quantReaders = map[string]quantReader{
-	"fp8":                readFP8Quant,
-	"fbgemm_fp8":         readFP8Quant,
-	"mxfp4":              readMXFP4Quant,
-	"gptq":               readGPTQQuant,
-	"awq":                readGPTQQuant,
-	"autoround":          readGPTQQuant,
-	"gptqmodel":          readGPTQQuant,
-	"bitsandbytes":       readBitsAndBytesQuant,
-	"bitsandbytes_4bit":  readBitsAndBytesQuant,
-	"bitsandbytes_8bit":  readBitsAndBytesQuant,
-	"compressed-tensors": readCompressedQuant,
-	"compressed_tensors": readCompressedQuant,
-	"modelopt":           readModelOptQuant,
-	"eetq":               readEETQQuant,
-	"exl2":               readExLlamaQuant,
-	"exl3":               readExLlamaQuant,
-	"hqq":                readHQQQuant,
-}
-
 // readFP8Quant: FP8 e4m3 weights, with a float32 scale per block when
 // weight_block_size gives one.
-func readFP8Quant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+func readFP8Quant(q *config, method string) *arch.Quantization {
 	b, desc := arch.FP8Bytes, "FP8 e4m3 weights with per-tensor or per-channel scales"
 	if blk := q.ints("weight_block_size"); len(blk) == 2 && blk[0] > 0 && blk[1] > 0 {
 		b = 1 + 4/float64(blk[0]*blk[1])
@@ -86,7 +79,7 @@ func readFP8Quant(_ *reader, q *config, _ arch.Model, method string) *arch.Quant
 }
 
 // readMXFP4Quant: MXFP4 experts.
-func readMXFP4Quant(_ *reader, _ *config, _ arch.Model, method string) *arch.Quantization {
+func readMXFP4Quant(method string) *arch.Quantization {
 	// transformers converts only the experts (integrations/mxfp4.py).
 	out := arch.NewQuantization("mxfp4", method, arch.MXFP4Bytes, []arch.TensorGroup{arch.TensorExperts, arch.TensorMTP})
 	out.Bits, out.GroupSize, out.Description = 4, 32, "MXFP4 experts (E2M1 with an E8M0 scale per 32: 4.25 bits); attention, router, embeddings and head in 16-bit"
@@ -94,7 +87,7 @@ func readMXFP4Quant(_ *reader, _ *config, _ arch.Model, method string) *arch.Qua
 }
 
 // readGPTQQuant: GPTQ, AWQ and AutoRound group-wise integer weights.
-func readGPTQQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+func readGPTQQuant(q *config, method string) *arch.Quantization {
 	bits := q.optInt(4, "bits", "w_bit")
 	group := defaultGroupSize
 	if g := q.optFloat(defaultGroupSize, "group_size", "q_group_size"); g <= 0 {
@@ -112,7 +105,7 @@ func readGPTQQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quan
 }
 
 // readBitsAndBytesQuant: bitsandbytes NF4/FP4 or LLM.int8 weights.
-func readBitsAndBytesQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+func readBitsAndBytesQuant(q *config, method string) *arch.Quantization {
 	if !q.optBool(false, "load_in_4bit", "_load_in_4bit") && method != "bitsandbytes_4bit" {
 		out := arch.NewQuantization("int8", "bitsandbytes", arch.Int8Bytes, arch.LinearGroups)
 		out.Bits, out.Description = 8, "bitsandbytes LLM.int8 linear-layer weights"
@@ -130,7 +123,7 @@ func readBitsAndBytesQuant(_ *reader, q *config, _ arch.Model, method string) *a
 
 // readCompressedQuant: llm-compressor's compressed-tensors, group by group
 // where the groups differ, else its first Linear group.
-func readCompressedQuant(r *reader, q *config, m arch.Model, _ string) *arch.Quantization {
+func (r *reader) readCompressedQuant(q *config, m arch.Model) *arch.Quantization {
 	if out := r.readCompressedGroups(q, m); out != nil {
 		return out
 	}
@@ -139,9 +132,9 @@ func readCompressedQuant(r *reader, q *config, m arch.Model, _ string) *arch.Qua
 
 // readModelOptQuant: NVIDIA ModelOpt by quant_algo, or the config_groups
 // of a file that names no algorithm.
-func readModelOptQuant(r *reader, q *config, m arch.Model, method string) *arch.Quantization {
+func (r *reader) readModelOptQuant(q *config, m arch.Model, method string) *arch.Quantization {
 	if q.sub("config_groups") != nil && !q.has("quant_algo") {
-		return readCompressedQuant(r, q, m, method)
+		return r.readCompressedQuant(q, m)
 	}
 	switch algo := strings.ToUpper(q.optString("", "quant_algo")); {
 	case algo == "MIXED_PRECISION":
@@ -170,14 +163,14 @@ func readModelOptQuant(r *reader, q *config, m arch.Model, method string) *arch.
 }
 
 // readEETQQuant: EETQ int8 weights.
-func readEETQQuant(_ *reader, _ *config, _ arch.Model, method string) *arch.Quantization {
+func readEETQQuant(method string) *arch.Quantization {
 	out := arch.NewQuantization("int8", method, arch.Int8Bytes, arch.LinearGroups)
 	out.Bits, out.Description = 8, "EETQ int8 linear-layer weights"
 	return out
 }
 
 // readExLlamaQuant: ExLlamaV2/V3 at their mean bits per weight.
-func readExLlamaQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+func readExLlamaQuant(q *config, method string) *arch.Quantization {
 	bits := q.optFloat(4, "bits")
 	out := arch.NewQuantization(method, method, bits/8, arch.LinearGroups)
 	out.Description = fmt.Sprintf("ExLlama %s at %.2f bits per weight", method, bits)
@@ -185,7 +178,7 @@ func readExLlamaQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Q
 }
 
 // readHQQQuant: HQQ group-wise integer weights.
-func readHQQQuant(_ *reader, q *config, _ arch.Model, method string) *arch.Quantization {
+func readHQQQuant(q *config, method string) *arch.Quantization {
 	bits := q.optInt(4, "nbits")
 	group := q.optInt(64, "group_size")
 	out := arch.NewQuantization(fmt.Sprintf("int%d", bits), method, arch.GroupwiseIntBytes(bits, group, true), arch.LinearGroups)

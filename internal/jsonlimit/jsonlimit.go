@@ -14,6 +14,7 @@ package jsonlimit
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // Limits are the bounds Check enforces. A zero field is no bound.
@@ -78,10 +79,7 @@ func Check(ctx context.Context, data []byte, l Limits) error {
 	if l.Bytes > 0 && len(data) > l.Bytes {
 		return &Error{What: WhatBytes, Limit: l.Bytes, Offset: l.Bytes}
 	}
-	s := scanner{limits: l, maxDepth: MaxDepth}
-	if l.Depth > 0 {
-		s.maxDepth = min(l.Depth, MaxDepth)
-	}
+	s := newScanner(l)
 	for i := 0; i < len(data); i++ {
 		if i%ctxEvery == 0 && i > 0 {
 			if err := ctx.Err(); err != nil {
@@ -144,21 +142,38 @@ func Check(ctx context.Context, data []byte, l Limits) error {
 // scanner is what Check has counted so far. Its methods are small enough
 // to be inlined into Check's loop, which allocates nothing.
 type scanner struct {
-	limits   Limits
-	maxDepth int
-	elems    [MaxDepth]int // elements seen in each open container
-	depth    int
-	tokens   int
+	// The bounds: math.MaxInt, which no count reaches, where Limits sets
+	// none, so that each check is one comparison.
+	maxTokens, maxDepth, maxElements int
+
+	elems  [MaxDepth]int // elements seen in each open container
+	depth  int
+	tokens int
 	// afterColon: the next value is an object member's value, which is not
 	// an element of its own (the key was).
 	afterColon bool
 }
 
+// newScanner is a scanner for l with nothing counted yet.
+func newScanner(l Limits) scanner {
+	s := scanner{maxTokens: math.MaxInt, maxDepth: MaxDepth, maxElements: math.MaxInt}
+	if l.Tokens > 0 {
+		s.maxTokens = l.Tokens
+	}
+	if l.Depth > 0 {
+		s.maxDepth = min(l.Depth, MaxDepth)
+	}
+	if l.Elements > 0 {
+		s.maxElements = l.Elements
+	}
+	return s
+}
+
 // token counts a value or a key starting at i.
 func (s *scanner) token(i int) error {
 	s.tokens++
-	if s.limits.Tokens > 0 && s.tokens > s.limits.Tokens {
-		return &Error{What: WhatTokens, Limit: s.limits.Tokens, Offset: i}
+	if s.tokens > s.maxTokens {
+		return &Error{What: WhatTokens, Limit: s.maxTokens, Offset: i}
 	}
 	return nil
 }
@@ -178,8 +193,8 @@ func (s *scanner) open(i int) error {
 func (s *scanner) element(i int) error {
 	n := &s.elems[s.depth-1]
 	*n++
-	if s.limits.Elements > 0 && *n > s.limits.Elements {
-		return &Error{What: WhatElements, Limit: s.limits.Elements, Offset: i}
+	if *n > s.maxElements {
+		return &Error{What: WhatElements, Limit: s.maxElements, Offset: i}
 	}
 	return nil
 }
