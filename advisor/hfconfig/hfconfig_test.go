@@ -1,6 +1,7 @@
 package hfconfig
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,12 +81,30 @@ func TestNonFiniteLiteralsRead(t *testing.T) {
 	}
 }
 
+// zeroPatchViT is a vision tower of an unknown type with no patch: it
+// once divided by zero.
+const zeroPatchViT = `{"model_type":"llava","text_config":{"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"vocab_size":100,"intermediate_size":128},` +
+	`"vision_config":{"model_type":"weird","hidden_size":64,"num_hidden_layers":2,"patch_size":0,"image_size":224}}`
+
+// TestVisionTowerWithoutAPatch: a patch_size of 0 (or negative) is bad
+// input that names the key, never a panic (it once divided by zero).
+func TestVisionTowerWithoutAPatch(t *testing.T) {
+	for _, patch := range []string{`0`, `-3`} {
+		data := strings.Replace(zeroPatchViT, `"patch_size":0`, `"patch_size":`+patch, 1)
+		_, _, err := Read([]byte(data), "x/llava")
+		if errs.KindOf(err) != errs.Invalid || !strings.Contains(fmt.Sprint(err), "vision_config.patch_size") {
+			t.Errorf("patch_size %s: %v, want bad input naming vision_config.patch_size", patch, err)
+		}
+	}
+}
+
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(qwen3_8b))
 	f.Add([]byte(`{"hidden_size": 1e300, "num_hidden_layers": 1}`))
 	f.Add([]byte(`{"model_type": "nemotron_h", "hybrid_override_pattern": "M*-E", "hidden_size": 64, "num_attention_heads": 2, "vocab_size": 8, "ssm_state_size": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 8, "intermediate_size": 8}`))
 	f.Add([]byte(`{"text_config": {"model_type": "gemma3_text"}, "model_type": "gemma3", "vision_config": {}}`))
 	f.Add([]byte(`{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 8, "num_experts": 4, "moe_layer_freq": 0, "num_experts_per_tok": 9, "intermediate_size": 8}`))
+	f.Add([]byte(zeroPatchViT))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, _, err := Read(data, "fuzz/model")
 		if err == nil && (m.Params <= 0 || m.HiddenSize <= 0 || m.Params != m.ComputeParams()) {

@@ -153,7 +153,7 @@ func mistral3ProjectorParams(top, v *config, text int64) int64 {
 func genericViTParams(v *config, text int64) int64 {
 	h := int64(v.optInt(0, "hidden_size", "embed_dim", "width", "d_model"))
 	l := int64(v.optInt(0, "num_hidden_layers", "depth", "num_layers", "layers"))
-	if h == 0 || l == 0 {
+	if h <= 0 || l <= 0 {
 		v.note("vision_config without hidden_size or num_hidden_layers: the vision tower is not counted")
 		return 0
 	}
@@ -162,6 +162,9 @@ func genericViTParams(v *config, text int64) int64 {
 		iv = int64(r * float64(h))
 	}
 	p := int64(v.optInt(14, "patch_size"))
+	if p <= 0 {
+		p = 14 // optInt has recorded the bad value: Read refuses the config
+	}
 	img := int64(v.optInt(0, "image_size"))
 	t := vit{h: h, iv: iv, layers: l, patch: p, channels: 3}
 	if img > 0 {
