@@ -208,7 +208,7 @@ func TestMerge(t *testing.T) {
 		{"4090", "Qwen/Qwen3-8B lora 4090 bs=2 seq=4096 precision=bf16 gc=off rank=16 framework=axolotl", nil},
 		{"4090 bs=4", "Qwen/Qwen3-8B lora 4090 bs=4 seq=4096 precision=bf16 gc=off rank=16 framework=axolotl", []string{"bs=4 over micro_batch_size: 2"}},
 		{"2x h100 seq=8k", "Qwen/Qwen3-8B lora 2x h100 bs=2 seq=8k precision=bf16 gc=off rank=16 framework=axolotl", []string{"seq=8k over sequence_len: 4096"}},
-		{"full a100", "Qwen/Qwen3-8B full a100 bs=2 seq=4096 gc=off framework=axolotl", []string{"full over the file's method, lora"}},
+		{"full a100", "Qwen/Qwen3-8B full a100 bs=2 seq=4096 gc=off framework=axolotl", []string{"full over method: lora"}},
 		{"will it fit on a 4090?", "Qwen/Qwen3-8B lora 4090 bs=2 seq=4096 precision=bf16 gc=off rank=16 framework=axolotl", nil},
 		// "run" and "train" only imply a method: the file's stays.
 		{"can this run on 2 a100s?", "Qwen/Qwen3-8B lora 2x a100 bs=2 seq=4096 precision=bf16 gc=off rank=16 framework=axolotl", nil},

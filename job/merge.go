@@ -111,7 +111,7 @@ func (j Job) said(name, value string) string {
 			}
 		}
 	case "method":
-		return "the file's method, " + value
+		return "method: " + value
 	}
 	for _, it := range j.Read {
 		for _, w := range strings.Fields(it.As) {

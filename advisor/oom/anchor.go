@@ -56,6 +56,8 @@ const (
 	kindTensorRT                    // TensorRT's "Error Code 2: OutOfMemory", TensorRT-LLM's "[TensorRT-LLM][ERROR] CUDA runtime error in ...: out of memory" and its executor's "insufficient GPU memory"
 	kindVLLMCumem                   // vLLM's sleep-mode allocator: "CUDA Error: out of memory at .../cumem_allocator.cpp:56"
 	kindVLLMNegativeKV              // vLLM V1 logging a negative KV budget: "Available KV cache memory: -2.77 GiB"
+	kindRMM                         // RAPIDS' memory manager (cuDF, Spark RAPIDS): "Could not initialize RMM", "RMM failure at: ... out of memory"
+	kindDriverCode                  // the driver's out-of-memory code in a wording not known here: "... failed with error CUDA_ERROR_OUT_OF_MEMORY", "CUresult error result=2"
 	kindFallback                    // an error line saying "out of memory" in a wording not known here
 )
 
@@ -71,15 +73,23 @@ func (k kind) family() int {
 		return 2
 	case kindOOMKiller, kindOOMKillerFollow:
 		return 3
-	case kindNumpyMemory, kindPyMemory:
-		// "MemoryError: Unable to allocate ... for an array" is both.
+	case kindNumpyMemory, kindPyMemory, kindRMM:
+		// "MemoryError: Unable to allocate ... for an array" is both, as
+		// cuDF's "MemoryError: std::bad_alloc: out_of_memory: RMM ...".
 		return 4
 	}
 	return 0
 }
 
+// generic reports the kinds that read a line only when no known wording
+// has: the fallback, and the driver's bare out-of-memory code (TF's
+// "from device: CUDA_ERROR_OUT_OF_MEMORY" is its own kind).
+func (k kind) generic() bool { return k == kindFallback || k == kindDriverCode }
+
 // refines reports a kind that says more about a line than o does.
-func (k kind) refines(o kind) bool { return k == kindNumpyMemory && o == kindPyMemory }
+func (k kind) refines(o kind) bool {
+	return (k == kindNumpyMemory || k == kindRMM) && o == kindPyMemory
+}
 
 // follow reports a kind that continues an event its family's head started.
 func (k kind) follow() bool {
@@ -130,6 +140,17 @@ type anchorRule struct {
 var confirmedByNext = map[*regexp.Regexp]*regexp.Regexp{
 	reMetalStatus: regexp.MustCompile(`^\s*(?:error: )?out of memory\b`),
 }
+
+// refutedNear holds the rules whose match does not count when its line,
+// or the next, says it is a warning the program goes on from: TensorRT
+// logs "Requested amount of GPU memory ... could not be allocated" at
+// warning level when it skips a tactic, and at error level (or bare, as
+// ChatRTX prints it) when the build fails.
+var refutedNear = map[*regexp.Regexp]*regexp.Regexp{
+	reTRTRequestedAnchor: regexp.MustCompile(`\[W\]|\bWARN(?:ING)?\b|Skipping tactic|\[TRT\] \[W`),
+}
+
+var reTRTRequestedAnchor = regexp.MustCompile(`Requested amount of GPU memory \(\d+ bytes\) could not be allocated`)
 
 // nearHead holds the needles of lines that only ever follow a line another
 // needle finds (ggml's load error after its failed buffer, NCCL's calloc
@@ -252,8 +273,24 @@ var anchorRules = []anchorRule{
 	{"Code 2: OutOfMemory", regexp.MustCompile(`Error Code 2: OutOfMemory`), kindTensorRT},
 	{"[TensorRT-LLM][ERROR]", regexp.MustCompile(`\[TensorRT-LLM\]\[ERROR\][^\n]{0,400}?\bout of memory\b`), kindTensorRT},
 	{"insufficient GPU memory", regexp.MustCompile(`Executor creation failed due to insufficient GPU memory`), kindTensorRT},
+	{"Requested amount of GPU memory", reTRTRequestedAnchor, kindTensorRT},
+	// A plugin's workspace larger than the builder's memory pool: TensorRT
+	// words it as an internal error, not as memory.
+	{"of scratch space", regexp.MustCompile(`requires \d+ bytes of scratch space, but only \d+ is available`), kindTensorRT},
 	{"f memory at", regexp.MustCompile(`CUDA Error: out of memory at \S*cumem_allocator\.cpp:\d+`), kindVLLMCumem},
 	{"Available KV cache memory: -", regexp.MustCompile(`Available KV cache memory: -\d`), kindVLLMNegativeKV},
+	// SGLang's profile left no tokens for the KV pool: a negative count is
+	// its start-up refusal, a positive one only a cap it applies.
+	{"profiled value -", regexp.MustCompile(`max_total_tokens=\d+ is larger than the profiled value -\d+`), kindSGLang},
+	// RAPIDS' memory manager: its pool could not be created, or an
+	// allocation from it failed (docs/oom-diagnosis.md §2).
+	{"RMM", regexp.MustCompile(`Could not initialize RMM\b|\bRMM failure at:[^\n]{0,300}?(?:out of memory|[Mm]aximum pool size exceeded|pool size exceeds)`), kindRMM},
+	{"out_of_memory", regexp.MustCompile(`\brmm::out_of_memory\b|out_of_memory: (?:RMM failure|CUDA error) at`), kindRMM},
+	// The driver's own code in any wording: KeOps' "cuMemAlloc(...) failed
+	// with error CUDA_ERROR_OUT_OF_MEMORY", torch_memory_saver's "CUresult
+	// error result=2" (2 is CUDA_ERROR_OUT_OF_MEMORY in cuda.h).
+	{"OUT_OF_MEMORY", regexp.MustCompile(`\bCUDA_ERROR_OUT_OF_MEMORY\b`), kindDriverCode},
+	{"CUresult error", regexp.MustCompile(`CUresult error\s+result=2\b`), kindDriverCode},
 	// The fallback wants an error marker in log style (an exception class,
 	// ERROR, RESOURCE_EXHAUSTED, "failed"), so that prose about running
 	// out of memory is not an OOM.
@@ -289,7 +326,7 @@ func findAnchors(text string) []anchor {
 			i += off
 			ls, le := lineBounds(text, i)
 			off = le + 1
-			if r.kind == kindFallback && specific[ls] {
+			if r.kind.generic() && specific[ls] {
 				continue
 			}
 			if r.kind == kindLookAlike {
@@ -308,8 +345,11 @@ func findAnchors(text string) []anchor {
 				if next != nil && !next.MatchString(text[ls+loc[1]:le]) && !next.MatchString(nextLine(text, le)) {
 					continue
 				}
+				if w := refutedNear[r.re]; w != nil && (w.MatchString(text[ls:le]) || w.MatchString(nextLine(text, le))) {
+					continue
+				}
 				found = append(found, anchor{pos: ls + loc[0], kind: r.kind})
-				if r.kind != kindFallback {
+				if !r.kind.generic() {
 					specific[ls] = true
 				}
 			}
@@ -340,7 +380,7 @@ func mergeEvents(text string, anchors []anchor) []anchor {
 		if f != 0 {
 			dup := false
 			for j := len(out) - 1; j >= max(0, len(out)-mergeLook) && lines[i]-outLines[j] <= followReach; j-- {
-				if out[j].kind.family() == f && (a.kind.follow() || outLines[j] == lines[i]) {
+				if out[j].kind.family() == f && (a.kind.follow() || outLines[j] == lines[i] || a.kind == kindRMM && out[j].kind == kindRMM) {
 					dup = true
 					if outLines[j] == lines[i] && a.kind.refines(out[j].kind) {
 						// The later match on the line reads more of it (an

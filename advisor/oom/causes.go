@@ -151,6 +151,9 @@ func (b *builder) vllmKV() {
 // whatever the context; V0 profiled a whole max_model_len up to 32k
 // (docs/vllm-kv.md §8), so there a shorter one shrinks the peak.
 func (b *builder) vllmNoCacheMemory() {
+	if b.unevenRanks() {
+		return
+	}
 	fixes := []string{fix.GPUMemoryUtilization, fix.TensorParallel, fix.NF4Weights, fix.BiggerGPU}
 	if b.r.Facts.Engine.V0 {
 		fixes = append(fixes, fix.MaxModelLen)
@@ -336,6 +339,13 @@ var reSGLangLoad = regexp.MustCompile(`Load weight end\.[^\n]*?avail mem=(\d+(?:
 // sglang reads SGLang's start-up refusal: --mem-fraction-static × GPU
 // must hold the weights and a KV cache pool, and does not.
 func (b *builder) sglang() {
+	if b.r.Extra["kind"] == KindSGLangSlots {
+		b.cause(CauseSGLangSlots, "SGLang ran out of request slots",
+			"SGLang's scheduler holds one slot per running request (req_to_token_pool) and had none left for the next batch: fewer running requests, not more GPU memory, is what its message asks for",
+			fix.SmallerBatch, fix.GPUMemoryUtilization)
+		b.setLead("the request slots", fix.SmallerBatch)
+		return
+	}
 	ev := "SGLang reserves --mem-fraction-static of the GPU for the weights and its KV cache pool, and after the weights too little of it is left for the pool"
 	if m := reSGLangLoad.FindStringSubmatch(b.r.Facts.text); m != nil {
 		ev = fmt.Sprintf("after loading the weights (%s GB) SGLang had %s GB left for its KV cache pool", m[2], m[1])

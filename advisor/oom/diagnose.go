@@ -389,10 +389,21 @@ func (b *builder) otherProcesses() {
 	}
 	missing := *r.TotalCapacityBytes - *r.FreeBytes - own - contextSlack
 	if missing > max(gib, *r.TotalCapacityBytes/10) {
-		b.cause(CauseOtherProcesses, "Memory is held outside this process",
-			fmt.Sprintf("of %s, %s is free and this process accounts for %s: about %s is used elsewhere (another process or notebook)",
-				GiB(*r.TotalCapacityBytes), GiB(*r.FreeBytes), GiB(own), GiB(missing)),
-			fix.KillOtherProcess, fix.OneProcessPerGPU)
+		ev := fmt.Sprintf("of %s, %s is free and this process accounts for %s: about %s is used elsewhere (another process or notebook)",
+			GiB(*r.TotalCapacityBytes), GiB(*r.FreeBytes), GiB(own), GiB(missing))
+		fixes := []string{fix.KillOtherProcess, fix.OneProcessPerGPU}
+		if r.Device != nil && *r.Device == "cuda:0" && interleavedTracebacks(r.Facts.text) {
+			// Ranks that each load onto GPU 0 (no LOCAL_RANK, no
+			// device_map per rank) print their tracebacks over each other.
+			ev += "; the paste's tracebacks are written over each other, as several ranks print them, and all of them ran out on GPU 0"
+			fixes = []string{fix.OneProcessPerGPU, fix.KillOtherProcess}
+		}
+		b.cause(CauseOtherProcesses, "Memory is held outside this process", ev, fixes...)
+		if missing > own {
+			// Most of the GPU is someone else's: what this process does
+			// (loading, its optimizer, its logits) is not what to change first.
+			b.setLead("memory held outside this process", fixes...)
+		}
 	}
 }
 

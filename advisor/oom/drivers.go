@@ -18,6 +18,7 @@ const (
 	KindCuPy       = "cupy-out-of-memory"
 	KindTensorRT   = "tensorrt-out-of-memory"
 	KindVLLMCumem  = "vllm-cumem-out-of-memory"
+	KindRMM        = "rmm-out-of-memory"
 )
 
 // Stacks named in extra.stack by these readers.
@@ -47,6 +48,15 @@ var (
 	reTRTComponent = regexp.MustCompile(`The following component could not be created:\s*([\w .-]{1,40}?)\s*$`)
 	reTRTBuild     = regexp.MustCompile(`Engine building failed|trtllm-build|\bbuild\.py\b|\[GraphReduction\]|Building engine`)
 	reNegativeKV   = regexp.MustCompile(`Available KV cache memory: (-\d+(?:\.\d+)?) (GiB|MiB)`)
+	reTRTScratch   = regexp.MustCompile(`requires (\d+) bytes of scratch space, but only \d+ is available`)
+	// TensorRT-LLM's own plugins and names in a TensorRT log.
+	reTRTLLM = regexp.MustCompile(`(?i)tensorrt[-_]llm|trt-?llm|\bgpt_attention|GPTAttention`)
+
+	// Spark RAPIDS sizes its pool in MiB and prints "MB"
+	// (GpuDeviceManager.scala: bytes / 1024 / 1024).
+	reRMMInitial = regexp.MustCompile(`Initial RMM allocation\((\d+(?:\.\d+)?) MB\) is larger than free memory\((\d+(?:\.\d+)?) MB\)`)
+	reRMMGPU     = regexp.MustCompile(`RMM [A-Z]+ \d+(?:\.\d+)? MB on gpuId (\d+)`)
+	reDriverCode = regexp.MustCompile(`\b(cu[A-Z]\w+)\(`)
 )
 
 // extractDriver reads the CUDA driver API's CUDA_ERROR_OUT_OF_MEMORY: the
@@ -92,12 +102,16 @@ func extractTensorRT(sc *scan, a anchor, rep *Report) {
 	rep.Framework = FrameworkOther
 	rep.Extra["kind"] = KindTensorRT
 	rep.Extra["stack"] = StackTensorRT
-	lower := strings.ToLower(sc.text)
-	if strings.Contains(lower, "tensorrt-llm") || strings.Contains(lower, "tensorrt_llm") || strings.Contains(lower, "trt-llm") || strings.Contains(lower, "trtllm") {
+	if reTRTLLM.MatchString(sc.text) {
 		rep.Extra["stack"] = StackTensorRTLLM
 	}
 	near := sc.text[max(0, a.pos-trtReach):min(len(sc.text), a.pos+trtReach)]
 	if m := reTRTRequested.FindStringSubmatch(near); m != nil {
+		if n, ok := parseInt(m[1]); ok {
+			rep.TriedToAllocateBytes = &n
+		}
+	} else if m := reTRTScratch.FindStringSubmatch(near); m != nil {
+		// "but only M is available" is the builder's pool, not the GPU.
 		if n, ok := parseInt(m[1]); ok {
 			rep.TriedToAllocateBytes = &n
 		}
@@ -131,6 +145,31 @@ func extractVLLMNegativeKV(sc *scan, a anchor, rep *Report) {
 			}
 			rep.Extra["kv_cache_available_bytes"] = int64(math.Round(v * unit))
 		}
+	}
+}
+
+// extractDriverCode reads the driver's out-of-memory code in a wording no
+// other rule knows: the call that failed where the line names one.
+func extractDriverCode(sc *scan, a anchor, rep *Report) {
+	rep.Framework = FrameworkOther
+	rep.Extra["kind"] = KindCUDADriver
+	if m := reDriverCode.FindStringSubmatch(sc.lines[sc.lineOf(a.pos)].text); m != nil {
+		rep.Extra["cuda_call"] = m[1]
+	}
+}
+
+// extractRMM reads RAPIDS' memory manager: the pool it asked for and the
+// free memory it found, from Spark RAPIDS' warning before the failure.
+func extractRMM(sc *scan, a anchor, rep *Report) {
+	rep.Framework = FrameworkOther
+	rep.Extra["kind"] = KindRMM
+	before := sc.text[max(0, a.pos-eventReach):a.pos]
+	if m := reRMMInitial.FindStringSubmatch(before); m != nil {
+		rep.TriedToAllocateBytes, _ = ptrSize(m[1], "MiB")
+		rep.FreeBytes, _ = ptrSize(m[2], "MiB")
+	}
+	if m := reRMMGPU.FindStringSubmatch(before); m != nil {
+		rep.Device = cudaDevice(m[1])
 	}
 }
 

@@ -35,6 +35,24 @@ func TestDriverRules(t *testing.T) {
 			map[string]any{"framework": "vllm", "format": "vllm-kv", "phase": "load", "extra": map[string]any{"kv_cache_available_bytes": float64(-2974264852)}}},
 		{"old ggml cuda error", "CUDA error 2 at /go/src/github.com/jmorganca/ollama/llm/llama.cpp/gguf/ggml-cuda.cu:9132: out of memory\ncurrent device: 0\n",
 			map[string]any{"device": "cuda:0", "extra": map[string]any{"kind": "cuda-error-out-of-memory", "stack": "ollama"}}},
+		// Wordings the fresh2026 holdout brought (scored once before these
+		// rules; internal/oomcorpus/fresh2026/README.md), each written anew.
+		{"keops driver call", "[KeOps] error: cuMemAlloc(&p_data, sizeof(TYPE *) * nargs) failed with error CUDA_ERROR_OUT_OF_MEMORY\n",
+			map[string]any{"framework": "other", "format": "other", "extra": map[string]any{"kind": "cuda-driver-out-of-memory", "cuda_call": "cuMemAlloc"}}},
+		{"curesult 2", "[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103\n",
+			map[string]any{"framework": "other", "extra": map[string]any{"kind": "cuda-driver-out-of-memory"}}},
+		{"tensorrt request at error level", "[TRT] [E] Requested amount of GPU memory (2147483648 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n",
+			map[string]any{"tried_to_allocate_bytes": float64(2147483648), "extra": map[string]any{"kind": "tensorrt-out-of-memory", "stack": "tensorrt"}}},
+		{"tensorrt scratch space", "[TRT] [E] IBuilder::buildSerializedNetwork: Error Code 4: Internal Error (Internal error: plugin node model/layers/0/attention/PLUGIN_V2_GPTAttention_0 requires 68719476736 bytes of scratch space, but only 25769803776 is available.)\n",
+			map[string]any{"phase": "load", "tried_to_allocate_bytes": float64(68719476736), "total_capacity_bytes": nil, "extra": map[string]any{"kind": "tensorrt-out-of-memory", "stack": "tensorrt-llm"}}},
+		{"spark rapids pool", "21/03/02 10:00:01 WARN GpuDeviceManager: Initial RMM allocation(20480.0 MB) is larger than free memory(1024.0 MB)\n21/03/02 10:00:01 INFO GpuDeviceManager: Initializing RMM ARENA 20480.0 MB on gpuId 1\n21/03/02 10:00:02 ERROR GpuDeviceManager: Could not initialize RMM\n",
+			map[string]any{"framework": "other", "device": "cuda:1", "tried_to_allocate_bytes": float64(20 << 30), "free_bytes": float64(1 << 30), "extra": map[string]any{"kind": "rmm-out-of-memory"}}},
+		{"cudf allocation", "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /opt/conda/include/rmm/mr/device/cuda_memory_resource.hpp:60: cudaErrorMemoryAllocation out of memory\n",
+			map[string]any{"framework": "other", "extra": map[string]any{"kind": "rmm-out-of-memory"}}},
+		{"sglang negative profile", "[2025-01-02 10:00:00 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=3.10 GB, mem usage=70.20 GB.\n[2025-01-02 10:00:01 TP0] max_total_tokens=65536 is larger than the profiled value -12000. Use the profiled value instead.\n",
+			map[string]any{"phase": "load", "extra": map[string]any{"stack": "sglang"}}},
+		{"sglang request slots", "RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for `--max-running-requests`. self.req_to_token_pool.available_size()=0, num_reqs=4,\n",
+			map[string]any{"framework": "other", "extra": map[string]any{"stack": "sglang", "kind": "sglang-request-slots"}}},
 		{"a console that re-flows the message", "OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 5.80 GiB of which 17.12 MiB is free. Including   \n                    non-PyTorch memory, this process has 5.08 GiB memory in use. Of the allocated memory 75.45 MiB is allocated by PyTorch, and 6.55 MiB is reserved by   \n                    PyTorch but unallocated.\n",
 			map[string]any{"process_in_use_bytes": float64(5454608466), "reserved_unallocated_bytes": float64(6868173)}},
 	}
@@ -72,6 +90,10 @@ func TestDriverRulesNotOOM(t *testing.T) {
 		"cumem invalid argument":             "CUDA Error: invalid argument at /workspace/csrc/cumem_allocator.cpp:119\n",
 		"a positive kv budget":               "INFO 12-23 23:34:23 [gpu_worker.py:298] Available KV cache memory: 12.77 GiB\n",
 		"cuda driver ok":                     "Call to cuMemAlloc results in CUDA_SUCCESS\n",
+		"curesult 1 is an invalid value":     "[torch_memory_saver.cpp] CUresult error  result=1 file=csrc/torch_memory_saver.cpp func=cu_mem_map line=120\n",
+		"sglang caps at its profile":         "[2025-01-02 10:00:01 TP0] max_total_tokens=131072 is larger than the profiled value 89012. Use the profiled value instead.\n",
+		"rmm pool starts":                    "21/03/02 10:00:01 INFO GpuDeviceManager: Initializing RMM ARENA 20480.0 MB on gpuId 0\n",
+		"tensorrt warns of a request":        "[12/01/2024-10:00:00] [TRT] [W] Requested amount of GPU memory (1024 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if r := Parse(text); r.Detected {

@@ -251,6 +251,8 @@ func init() {
 		kindDataLoader:      extractDataLoader,
 		kindHostKilled:      extractHostKilled,
 		kindTorchLimit:      extractTorchLimitAnchor,
+		kindDriverCode:      func(sc *scan, a anchor, _ string, rep *Report) { extractDriverCode(sc, a, rep) },
+		kindRMM:             func(sc *scan, a anchor, _ string, rep *Report) { extractRMM(sc, a, rep) },
 		kindFallback:        extractFallback,
 	}
 }
@@ -469,7 +471,19 @@ func extractFallback(sc *scan, a anchor, msg string, rep *Report) {
 		rep.Extra["kind"] = KindCUDAError
 	}
 	rep.TriedToAllocateBytes = findSize(reAllocating, line, 1)
+	if reSGLangSlots.MatchString(line) {
+		// SGLang's scheduler ran out of request slots, not bytes.
+		rep.Framework = FrameworkOther
+		rep.Extra["stack"] = "sglang"
+		rep.Extra["kind"] = KindSGLangSlots
+	}
 }
+
+// KindSGLangSlots is SGLang's request-slot pool running out
+// ("alloc_req_slots runs out of memory").
+const KindSGLangSlots = "sglang-request-slots"
+
+var reSGLangSlots = regexp.MustCompile(`alloc_req_slots runs out of memory|req_to_token_pool[^\n]{0,80}out of memory`)
 
 // extractTorch reads both PyTorch caching-allocator forms (and their HIP,
 // XPU and NPU variants).

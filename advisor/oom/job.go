@@ -173,6 +173,20 @@ var (
 		"per_device_train_batch_size", "model_name_or_path", "trainingarguments", "sftconfig"}
 )
 
+// modelArg finds the first argument that names the model; llama.cpp's
+// "-m FILE", not Python's "python -m module".
+func modelArg(s string) []string {
+	for _, loc := range reModelArg.FindAllStringSubmatchIndex(s, 8) {
+		if strings.HasPrefix(s[loc[0]:], "-m ") && rePythonM.MatchString(s[max(0, loc[0]-16):loc[0]]) {
+			continue
+		}
+		return []string{s[loc[0]:loc[1]], s[loc[2]:loc[3]]}
+	}
+	return nil
+}
+
+var rePythonM = regexp.MustCompile(`\bpython[\d.]*\s+$`)
+
 // readWorkload reads the workload from the text around the OOM.
 func readWorkload(t pasteText, frames []frame) PasteWorkload {
 	w := PasteWorkload{ZeroStage: -1, GPULayers: -1}
@@ -182,7 +196,7 @@ func readWorkload(t pasteText, frames []frame) PasteWorkload {
 	readServing(t, &w)
 	readGGUF(t, &w)
 	if t.has("vllm serve", "trtllm-serve", "sglang serve", "--model", "model=", "from_pretrained", "base_model", "model_name_or_path", "-m ", "-hf ", "'model': '") {
-		if m := reModelArg.FindStringSubmatch(t.s); m != nil {
+		if m := modelArg(t.s); m != nil {
 			w.Model = strings.TrimRight(strings.Trim(m[1], `"'.,:`), "/")
 			w.note("model", w.Model, m[0])
 		}

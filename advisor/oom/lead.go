@@ -52,7 +52,7 @@ func (b *builder) byWhere() {
 		return
 	}
 	switch r.Extra["kind"] {
-	case KindCUDADriver, KindCuPy, KindTensorRT, KindVLLMCumem:
+	case KindCUDADriver, KindCuPy, KindTensorRT, KindVLLMCumem, KindRMM:
 		b.byLibrary()
 		return
 	case KindNCCL:
@@ -132,6 +132,7 @@ func (b *builder) loadLead() {
 func (b *builder) byShape() {
 	r, j := b.r, b.r.Job
 	switch {
+	case b.replicated():
 	case shardingInternals(r):
 		steps := b.nextSteps([]string{fix.Zero2})
 		b.cause(CauseShardingGather, "The sharded model states still do not fit this GPU",
@@ -183,7 +184,12 @@ func nonTorchHeld(r Report) int64 {
 func (b *builder) byLibrary() {
 	r := b.r
 	switch r.Extra["kind"] {
+	case KindRMM:
+		b.rmmPool()
 	case KindCUDADriver:
+		if b.memorySaver() {
+			return
+		}
 		call, _ := r.Extra["cuda_call"].(string)
 		if call == "cuInit" || strings.HasPrefix(call, "cuCtx") || strings.HasPrefix(call, "cuDevicePrimaryCtx") {
 			b.cause(CauseCUDADriver, "The CUDA context itself could not be created",

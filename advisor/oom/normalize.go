@@ -263,6 +263,9 @@ var (
 	syslogPrefix = regexp.MustCompile(`^(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec) [ \d]?\d \d{2}:\d{2}:\d{2} [\w.-]{1,64} [\w.@/()-]{1,64}(?:\[\d+\])?: `)
 	dmesgPrefix  = regexp.MustCompile(`^\[\s*\d+\.\d+\]\s?|^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]?\d \d{2}:\d{2}:\d{2} \d{4}\]\s?`)
 	pytestPrefix = regexp.MustCompile(`^FAILED (?:\[[^\]]{0,20}\] )?\S+ - `)
+	// log4jPrefix is Spark's and Hadoop's "yy/MM/dd HH:mm:ss " clock; the
+	// level after it stays, as the fallback reads ERROR.
+	log4jPrefix = regexp.MustCompile(`^\d{2}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)? `)
 )
 
 // cleanLine strips fences, quote markers and log prefixes from one line. It
@@ -334,7 +337,7 @@ func stripPrefix(t string) int {
 	case c == '[':
 		res = []*regexp.Regexp{rankPrefix, isoPrefix, dmesgPrefix}
 	case c >= '0' && c <= '9':
-		res = []*regexp.Regexp{isoPrefix, ggmlPrefix, loguruPrefix, composePrefix}
+		res = []*regexp.Regexp{isoPrefix, log4jPrefix, ggmlPrefix, loguruPrefix, composePrefix}
 	case c == 'I' || c == 'W' || c == 'E' || c == 'F' || c == 'D' || c == 'C':
 		res = []*regexp.Regexp{vllmPrefix, pytestPrefix, syslogPrefix, loguruPrefix, composePrefix}
 	case c == '(':

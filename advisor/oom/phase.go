@@ -407,7 +407,7 @@ func phaseOf(sc *scan, a anchor, msg string, rep *Report) (string, string) {
 		return PhaseLoad, "Ollama refused to load the model"
 	case a.kind == kindTensorRT && strings.Contains(sc.text, "Executor creation failed"):
 		return PhaseLoad, "TensorRT-LLM could not create its executor at start-up"
-	case a.kind == kindTensorRT && reTRTBuild.MatchString(sc.text):
+	case a.kind == kindTensorRT && (reTRTBuild.MatchString(sc.text) || reTRTScratch.MatchString(sc.text)):
 		return PhaseLoad, "TensorRT was building the engine"
 	case a.kind == kindVLLMKV || a.kind == kindVLLMStartup || a.kind == kindSGLang || a.kind == kindVLLMNegativeKV:
 		return PhaseLoad, "the server raised it while sizing its KV cache at start-up"

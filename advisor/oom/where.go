@@ -24,6 +24,12 @@ func finishJob(sc *scan, a anchor, rep *Report, frames []frame) {
 		switch {
 		case servingEngines[w.Engine] || w.Inference && !w.Training || rep.Phase == PhaseGenerate:
 			w.Method = "inference"
+		case (w.Training || rep.Phase == PhaseBackward || rep.Phase == PhaseOptimizer) && w.Quantization == "bnb-4bit":
+			// transformers' Trainer refuses to train quantized weights
+			// ("You cannot perform fine-tuning on purely quantized
+			// models"): a training job that loads 4-bit weights trains
+			// adapters on them.
+			w.Method = "qlora"
 		case w.Training || rep.Phase == PhaseBackward || rep.Phase == PhaseOptimizer || w.ZeroStage >= 0 || w.Sharding != "":
 			w.Method = "full"
 		}
@@ -106,6 +112,8 @@ func methodEvidence(w *PasteWorkload) string {
 		return "an inference script, no training step"
 	case w.ZeroStage >= 0 || w.Sharding != "":
 		return "model states sharded for training, no adapter"
+	case w.Method == "qlora":
+		return "a training job on 4-bit bitsandbytes weights, which train only through adapters"
 	}
 	return "a training step and no adapter"
 }

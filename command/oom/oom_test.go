@@ -51,7 +51,7 @@ func TestOOMGolden(t *testing.T) {
 // comes from), one per reading the diagnosis makes of a whole paste.
 var pasteFiles = []string{"leak", "vllm-startup", "llamacpp-12gb", "nccl", "oom-killer", "zero2", "cnn-eval",
 	"trl-peft-lora", "deepspeed-init", "vllm-kv-instruct", "llamacpp-70b-q4", "rocm-lm-head", "mps-training", "trtllm-executor",
-	"numba-cumemalloc", "vllm-cumem"}
+	"numba-cumemalloc", "vllm-cumem", "ddp-every-rank-full", "vllm-uneven-ranks", "sglang-request-slots", "ranks-on-gpu0", "trt-scratch", "rmm-spark-pool"}
 
 func pasteFixture(t *testing.T, name string) string {
 	t.Helper()
