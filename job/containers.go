@@ -22,7 +22,9 @@ type container struct {
 	env    map[string]string
 	gpus   string // the GPU limit or reservation
 	gpu    string // a catalog GPU a node selector names
-	where  string
+	// storage is a KServe model's storageUri on the Hub (hf://ORG/NAME).
+	storage string
+	where   string
 }
 
 // kubernetesDocs reports whether the documents are Kubernetes objects.
@@ -124,6 +126,9 @@ func containerAt(n *node, where string) (container, bool) {
 	c.gpus = gpuLimit(n)
 	if mf := n.get("modelFormat"); mf != nil && image == "" { // KServe's predictor.model
 		c.image = mf.get("name").str()
+	}
+	if uri := n.get("storageUri").str(); strings.HasPrefix(uri, "hf://") {
+		c.storage = uri // KServe downloads hf://ORG/NAME for the runtime
 	}
 	return c, true
 }
@@ -350,7 +355,7 @@ func readContainer(f Format, c container) (Job, error) {
 		inner, err = readCommand(cmd)
 	default:
 		e, ok := engineImage(c.image)
-		if strings.EqualFold(c.image, "huggingface") { // KServe's Hugging Face runtime serves with vLLM
+		if strings.EqualFold(c.image, "huggingface") || strings.Contains(strings.ToLower(c.image), "kserve/huggingfaceserver") { // KServe's Hugging Face runtime serves with vLLM
 			e, ok = VLLM, true
 		}
 		if !ok {
@@ -375,6 +380,9 @@ func readContainer(f Format, c container) (Job, error) {
 		r.item("image", c.image, "", "")
 	}
 	r.merge(inner)
+	if r.j.Model == "" && c.storage != "" {
+		r.model("storageUri", strings.TrimPrefix(c.storage, "hf://"))
+	}
 	r.gpuCount(c.gpus)
 	if c.gpu != "" {
 		r.j.GPU = c.gpu

@@ -87,7 +87,8 @@ var programs = map[string]bool{
 	"deepspeed": true, "kubectl": true, "sglang": true, "axolotl": true, "llamafactory-cli": true, "lmf": true, "export": true,
 }
 
-// looksShell reports whether a line of s runs one of the programs.
+// looksShell reports whether a line of s runs one of the programs, or
+// gives a command a heredoc.
 func looksShell(s string) bool {
 	for len(s) > 0 {
 		line, rest, _ := strings.Cut(s, "\n")
@@ -101,6 +102,9 @@ func looksShell(s string) bool {
 		}
 		if len(words) > 0 && programs[programName(words[0])] {
 			return true
+		}
+		if heredoc.MatchString(line) && len(words) > 0 && !strings.HasSuffix(words[0], ":") {
+			return true // cat <<EOF > isvc.yaml
 		}
 	}
 	return false

@@ -103,7 +103,8 @@ func FuzzLlamaFactory(f *testing.F) {
 }
 
 func FuzzTorchtune(f *testing.F) {
-	seed(f, "torchtune", "t", "model:\n  _component_: torchtune.models.qwen3.lora_qwen3_1_7b_base\n  lora_rank: 8\n")
+	seed(f, "torchtune", "t", "model:\n  _component_: torchtune.models.qwen3.lora_qwen3_1_7b_base\n  lora_rank: 8\n",
+		"tune run --nproc_per_node 2 full_finetune_distributed --config llama3_1/8B_full batch_size=4 enabl\ne_activation_checkpointing=Tr\nue compile=True\n")
 	fuzzRead(f, func(text string) (Job, error) {
 		if strings.Contains(text, "tune run") {
 			return readShell(text)
@@ -129,12 +130,14 @@ func FuzzAccelerate(f *testing.F) {
 }
 
 func FuzzTRL(f *testing.F) {
-	seed(f, "trl", "trl", "trl sft --model_name_or_path x --use_peft --load_in_4bit True")
+	seed(f, "trl", "trl", "trl sft --model_name_or_path x --use_peft --load_in_4bit True",
+		"model_name_or_path: x\nuse_peft: true\nquantization_config: {llm_int8_enable_fp32_cpu_offload: true}\n")
 	fuzzRead(f, readPython)
 }
 
 func FuzzTransformers(f *testing.F) {
-	seed(f, "transformers", "zzz", "model = AutoModelForCausalLM.from_pretrained('x', **kwargs)\nargs = TrainingArguments(**{'bf16': True})")
+	seed(f, "transformers", "transformers", "model = AutoModelForCausalLM.from_pretrained('x', **kwargs)\nargs = TrainingArguments(**{'bf16': True})",
+		"q = BitsAndBytesConfig(llm_int8_enable_fp32_cpu_offload=True, load_in_4bit=True)\nm = AutoModelForCausalLM.from_pretrained('x', quantization_config=q)\n")
 	fuzzRead(f, readPython)
 }
 
@@ -176,7 +179,7 @@ func FuzzDocker(f *testing.F) {
 }
 
 func FuzzKubernetes(f *testing.F) {
-	seed(f, "kubernetes", "kubernetes")
+	seed(f, "kubernetes", "kubernetes", "cat <<'EOF' > isvc.yaml\napiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nspec:\n  predictor:\n    model:\n      modelFormat: {name: huggingface}\n      storageUri: hf://a/b\n      args: [--model_id=c/d]\nEOF\n")
 	fuzzRead(f, func(text string) (Job, error) {
 		docs, err := parseYAML([]byte(text))
 		if err != nil {

@@ -51,7 +51,8 @@ var hfKeys = table{
 	"bnb_4bit_use_double_quant":        doubleQuant,
 	"bnb_4bit_compute_dtype":           ign,
 	"bnb_4bit_quant_storage":           ign,
-	"llm_int8_enable_fp32_cpu_offload": unmodelled("some weights kept on the CPU in fp32: not modelled"),
+	"llm_int8_enable_fp32_cpu_offload": int8OffloadKey,
+	"quantization_config":              quantizationConfig,
 	"packing":                          confirm("sequences packed to max_length: full length, as the estimate assumes"),
 	"padding_free":                     confirm("no padding: sequences as long as the data's"),
 	"use_liger_kernel":                 onOff("loss", "chunked", ""),
@@ -107,6 +108,7 @@ var hfKeys = table{
 			"dtype":               prefixed(k, func(r *reading, k string, v *node) { r.dtypeKey(k, v.str()) }),
 			"torch_dtype":         prefixed(k, func(r *reading, k string, v *node) { r.dtypeKey(k, v.str()) }),
 			"attn_implementation": prefixed(k, attention),
+			"quantization_config": prefixed(k, quantizationConfig),
 		})
 	},
 }
@@ -161,4 +163,19 @@ func (r *reading) said(keys ...string) bool {
 		}
 	}
 	return false
+}
+
+// quantizationConfig reads a quantization_config mapping as a
+// BitsAndBytesConfig's keywords (a serialised one's _load_in_4bit and
+// quant_method included).
+func quantizationConfig(r *reading, k string, v *node) {
+	if v.kind != mapNode {
+		r.generic(k, v)
+		return
+	}
+	t := table{"_load_in_4bit": ign, "_load_in_8bit": ign, "quant_method": ign}
+	for name, f := range bnbKeys {
+		t[name] = prefixed(k, f)
+	}
+	r.readMap(v, t)
 }

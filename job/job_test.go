@@ -83,7 +83,7 @@ func TestRead(t *testing.T) {
 		{"served name for a folder", "vllm serve /data/ --served-model-name opt-125m", VLLM,
 			"opt-125m inference engine=vllm"},
 		{"terminal wrap", "tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device\nbatch_size=8 tokenizer.max_seq_len=1024\n--nproc_per_node 1\n", Torchtune,
-			"Meta-Llama-3.1-8B-Instruct lora bs=2 precision=bf16 optim=adamw gc=on rank=8 targets=all framework=torchtune loss=chunked act-offload=off ga=8"},
+			"Meta-Llama-3.1-8B-Instruct lora bs=8 seq=1024 precision=bf16 optim=adamw gc=on rank=8 targets=all framework=torchtune loss=chunked act-offload=off ga=8"},
 		{"wrapped overrides", "tune run lora_finetune_single_device --config llama3_1/8B_lora_single_device\ntokenizer.max_seq_len=1024 batch_size=8\n", Torchtune,
 			"Meta-Llama-3.1-8B-Instruct lora bs=8 seq=1024 precision=bf16 optim=adamw gc=on rank=8 targets=all framework=torchtune loss=chunked act-offload=off ga=8"},
 		{"kserve huggingface runtime", "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nspec:\n  predictor:\n    model:\n      modelFormat:\n        name: huggingface\n      args:\n        - --model_name=llama3\n        - --model_id=meta-llama/Meta-Llama-3-8B-Instruct\n        - --max-model-len=8192\n      resources:\n        limits:\n          nvidia.com/gpu: \"1\"\n", Kubernetes,

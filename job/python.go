@@ -244,7 +244,7 @@ var bnbKeys = table{
 	"llm_int8_threshold":               ign,
 	"llm_int8_skip_modules":            ign,
 	"llm_int8_has_fp16_weight":         ign,
-	"llm_int8_enable_fp32_cpu_offload": unmodelled("some weights kept on the CPU in fp32: not modelled, estimated on the GPU"),
+	"llm_int8_enable_fp32_cpu_offload": int8OffloadKey,
 }
 
 // loadKeys are from_pretrained's arguments (transformers and Unsloth's

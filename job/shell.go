@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Shell is read as words, never run: lines joined at their continuations
@@ -28,7 +29,7 @@ const maxCommands = 2000
 var (
 	unixPrompt = regexp.MustCompile(`^(\([^()\s]*\)\s+)?[A-Za-z0-9_.@:~/\\-]*[$%#]\s+`)
 	winPrompt  = regexp.MustCompile(`^(PS\s+)?[A-Za-z]:\\[^>]*>\s*`)
-	heredoc    = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
+	heredoc    = regexp.MustCompile(`(?:^|[^<])<<(-?)\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
 )
 
 // stripPrompt takes a shell prompt off a pasted line.
@@ -57,29 +58,10 @@ func commands(s string) []command {
 			continue
 		}
 		line = stripPrompt(line)
-		// Continuations, and the lines a terminal wrapped (a line of only
-		// flags or dotted overrides goes on the command before it).
-		for i+1 < len(lines) && (continued(line) || wrapped(lines[i+1])) {
-			if !continued(line) {
-				line += " \\"
-			}
-			line = strings.TrimRight(line[:len(line)-1], " \t") + " "
-			i++
-			next := strings.TrimSpace(lines[i])
-			if strings.HasPrefix(next, "#") {
-				continue
-			}
-			line += next
-		}
+		line, i = joinLines(lines, i, line)
 		var body string
 		if m := heredoc.FindStringSubmatch(line); m != nil {
-			var b []string
-			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != m[1] {
-				i++
-				b = append(b, lines[i])
-			}
-			i++
-			body = strings.Join(b, "\n")
+			body, i = heredocBody(lines, i, m[2], m[1] == "-")
 		}
 		windows := winDrive.MatchString(line)
 		for _, part := range splitCommands(line) {
@@ -87,7 +69,10 @@ func commands(s string) []command {
 			if windows {
 				words = cmdWords(part)
 			}
-			c := command{env: map[string]string{}, body: body}
+			c := command{env: map[string]string{}}
+			if heredoc.MatchString(part) { // cat <<EOF | kubectl apply -f -: cat's
+				c.body = body
+			}
 			for k, v := range global {
 				c.env[k] = v
 			}
@@ -114,6 +99,52 @@ func commands(s string) []command {
 	return out
 }
 
+// joinLines joins line, the text of lines[i], with the lines that go on
+// it: its continuations, and the rest of a line a terminal wrapped (a
+// line of only flags or dotted overrides, or hardWrapped's). It returns
+// the line and the index of the last line joined.
+func joinLines(lines []string, i int, line string) (string, int) {
+	for i+1 < len(lines) {
+		switch {
+		case continued(line):
+			line = strings.TrimRight(line[:len(line)-1], " \t") + " "
+		case wrapped(lines[i+1]):
+			line = strings.TrimRight(line, " \t") + " "
+		default:
+			glue, ok := hardWrapped(line, lines[i], lines[i+1])
+			if !ok {
+				return line, i
+			}
+			if !glue {
+				line += " "
+			}
+		}
+		i++
+		next := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(next, "#") {
+			continue
+		}
+		line += next
+	}
+	return line, i
+}
+
+// heredocBody is the text of a heredoc that starts after lines[i] and
+// ends at the line delim (<<-: its lines' leading tabs taken off), and the
+// index of that line.
+func heredocBody(lines []string, i int, delim string, tabs bool) (string, int) {
+	var b []string
+	for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != delim {
+		i++
+		l := lines[i]
+		if tabs {
+			l = strings.TrimLeft(l, "\t")
+		}
+		b = append(b, l)
+	}
+	return strings.Join(b, "\n"), i + 1
+}
+
 // wrapped reports whether a line is the rest of the one before: it holds
 // only flags or dotted key=value overrides, which run nothing alone.
 func wrapped(next string) bool {
@@ -122,11 +153,130 @@ func wrapped(next string) bool {
 		return false
 	}
 	w := strings.Fields(t)[0]
-	if len(w) > 1 && w[0] == '-' && (w[1] == '-' || w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z') {
+	if flagWord(w) {
 		return true
 	}
 	k, _, ok := strings.Cut(w, "=")
 	return ok && strings.Contains(k, ".") && !strings.ContainsAny(k, "/\\")
+}
+
+// minWrap is the narrowest terminal whose hard wraps are joined.
+const minWrap = 60
+
+// hardWrapped reports whether next is the rest of a command line a
+// terminal hard-wrapped at a fixed column (prev, the line before as
+// pasted, is that wide; no backslash) and whether the two glue with no
+// space, the wrap having split a word (docs/jobs.md §3). The command must
+// run a program read here, and next cannot start one: its words are
+// overrides (batch_size=4, lowercase or dotted), flags and their values,
+// the first perhaps the rest of a word and the last one wrapped again.
+func hardWrapped(line, prev, next string) (glue, ok bool) {
+	t := strings.TrimSpace(next)
+	width := utf8.RuneCountInString(prev)
+	if width < minWrap || t == "" || t[0] == '#' || !runsJob(line) {
+		return false, false
+	}
+	words := strings.Fields(t)
+	if startsCommand(words[0]) {
+		return false, false
+	}
+	pw := strings.Fields(line)
+	tail, before := pw[len(pw)-1], ""
+	if len(pw) > 1 {
+		before = pw[len(pw)-2]
+	}
+	space := strings.HasSuffix(prev, " ") || strings.HasSuffix(prev, "\t") || next[0] == ' ' || next[0] == '\t'
+	if glue, ok = wrapJoin(tail, before, words, space); !ok {
+		return false, false
+	}
+	lead := words[0]
+	if glue {
+		lead = tail + lead
+	}
+	for k := 1; k < len(words); k++ {
+		last := words[k-1]
+		if k == 1 {
+			last = lead
+		}
+		rewrapped := k == len(words)-1 && utf8.RuneCountInString(next) >= width
+		if !argWord(words[k]) && !flagWord(last) && !rewrapped {
+			return false, false
+		}
+	}
+	return glue, true
+}
+
+// wrapJoin is how a wrapped line's words go on the line before, whose
+// last words are before and tail: whether they glue (the wrap split a
+// word) and whether they go on it at all.
+func wrapJoin(tail, before string, words []string, space bool) (glue, ok bool) {
+	first := words[0]
+	switch {
+	case space: // the wrap fell on a space
+		return false, argWord(first) || flagWord(tail)
+	case flagWord(tail) && !argWord(first):
+		// --config|llama3_1/8B_full batch_size=4: the flag's value;
+		// --c|onfig llama3_1/8B_full: the rest of the flag.
+		return len(words) > 1 && !argWord(words[1]), true
+	case flagWord(tail):
+		return false, true
+	case !argWord(first):
+		return true, true // the rest of a word: compile=Tr|ue, batch_size=|4
+	}
+	// key=value after a word cut short (enabl|e_activation_checkpointing=True),
+	// or after a whole one whose trailing space the paste lost.
+	return !argWord(tail) && !flagWord(before), true
+}
+
+// runsJob reports whether a command line's last command runs a program
+// a reader reads.
+func runsJob(line string) bool {
+	parts := splitCommands(line)
+	c := command{env: map[string]string{}}
+	words := c.takeEnv(shellWords(parts[len(parts)-1]))
+	if len(words) == 0 {
+		return false
+	}
+	prog := programName(words[0])
+	if a, ok := programAliases[prog]; ok {
+		prog = a
+	}
+	return commandReaders[prog] != nil
+}
+
+// startsCommand reports whether a word can start a command in a script:
+// a program read here, a wrapper, a shell keyword or builtin, or a
+// variable set in capitals (CUDA_VISIBLE_DEVICES=0).
+func startsCommand(w string) bool {
+	p := programName(w)
+	if programs[p] || wrappers[p] || commandReaders[p] != nil || programAliases[p] != "" || commonCommands[p] {
+		return true
+	}
+	k, _, ok := strings.Cut(w, "=")
+	return ok && envName.MatchString(k) && strings.ToUpper(k) == k
+}
+
+// commonCommands are sh's keywords and builtins, and the programs a
+// script's lines most often start with.
+var commonCommands = boolSet("if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "in",
+	"function", "select", "cd", "echo", "printf", "exit", "return", "wait", "set", "unset", "source", "read", "trap", "shift",
+	"eval", "exec", "local", "declare", "true", "false", "sleep", "pushd", "popd", "mkdir", "cat", "tee", "curl", "wget", "git",
+	"pip", "nvidia-smi", "ls", "rm", "cp", "mv", "ssh", "tar", "kill", "sudo", "env", "time", "nohup", "make", "cmake", "bash", "sh")
+
+// flagWord reports whether a word is a command-line flag (-c, --tp).
+func flagWord(w string) bool {
+	return len(w) > 1 && w[0] == '-' && (w[1] == '-' || w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z')
+}
+
+// argWord reports whether a word is an argument that starts no command:
+// a flag, or an override key=value whose key is lowercase or dotted
+// (batch_size=4, tokenizer.max_seq_len=4096).
+func argWord(w string) bool {
+	if flagWord(w) {
+		return true
+	}
+	k, _, ok := strings.Cut(w, "=")
+	return ok && k != "" && !strings.ContainsAny(k, "/\\") && (strings.Contains(k, ".") || strings.ToUpper(k) != k) && !strings.ContainsAny(k[:1], "0123456789")
 }
 
 // continued reports whether a line goes on on the next.
@@ -445,16 +595,27 @@ func ggufCommand(c command, args []string) (Job, error) {
 	return readEngine(LlamaCpp, c, args)
 }
 
-// readCommand reads one command by its program.
+// readCommand reads one command by its program; a command that runs no
+// job but is given a heredoc that holds one (cat <<EOF > isvc.yaml, a
+// config or a script written by the paste) is read as that text.
 func readCommand(c command) (Job, error) {
 	prog := programName(c.words[0])
 	if a, ok := programAliases[prog]; ok {
 		prog = a
 	}
+	err := error(notAJob(""))
 	if read, ok := commandReaders[prog]; ok {
-		return read(c, c.words[1:])
+		var j Job
+		if j, err = read(c, c.words[1:]); err == nil {
+			return j, nil
+		}
 	}
-	return Job{}, notAJob("")
+	if je, ok := err.(*Error); ok && je.NotAJob && c.body != "" {
+		if j, berr := readBlock(c.body); berr == nil {
+			return j, nil
+		}
+	}
+	return Job{}, err
 }
 
 // readPythonCommand reads python -m MODULE … and python SCRIPT --flags.

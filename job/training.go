@@ -1,6 +1,7 @@
 package job
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -17,6 +18,9 @@ type training struct {
 	// none), bitsKey the key that said so.
 	bits    int
 	bitsKey string
+	// int8Offload is llm_int8_enable_fp32_cpu_offload's key when it, an
+	// int8 option, said the bits (8, assumed): an explicit load wins.
+	int8Offload string
 	// dtype is the dtype the weights are loaded in (bf16, fp16, fp32);
 	// amp the autocast dtype of the HF Trainer's bf16/fp16 flags.
 	dtype, dtypeKey string
@@ -51,7 +55,7 @@ func (t *training) setAdapter(m, key string) {
 
 // setBits records a bitsandbytes load.
 func (t *training) setBits(bits int, key string) {
-	if t.bits == 0 {
+	if t.bits == 0 || t.bitsKey == t.int8Offload {
 		t.bits, t.bitsKey = bits, key
 	}
 }
@@ -103,6 +107,7 @@ func (t training) methodPrecision(def string) (method, precision string) {
 // finishTraining turns the facts into the method and precision, naming
 // the keys that decided them.
 func (r *reading) finishTraining(def string) {
+	r.settleInt8Offload()
 	t := r.train
 	method, precision := t.methodPrecision(def)
 	if method != "" {
@@ -152,4 +157,44 @@ func (r *reading) explain(method, precision string) {
 			r.j.Read[i].As = "precision=" + precision
 		}
 	}
+}
+
+// int8OffloadWhy is what llm_int8_enable_fp32_cpu_offload does that the
+// estimate leaves out.
+const int8OffloadWhy = "the modules offloaded to the CPU stay there in fp32: not modelled, estimated on the GPU"
+
+// int8OffloadNote is the assumption an int8 offload with no load states.
+const int8OffloadNote = "%s without load_in_4bit or load_in_8bit: an int8 option (the modules it offloads to the CPU stay in fp32, the rest is int8), so the weights are assumed 8-bit; the offloaded modules are not modelled, estimated on the GPU"
+
+// int8OffloadKey reads bitsandbytes' llm_int8_enable_fp32_cpu_offload.
+// It is an int8 option (transformers' BitsAndBytesConfig: the modules
+// offloaded to the CPU stay in fp32, the rest is int8), so with no
+// load_in_4bit or load_in_8bit the weights are read as 8-bit, an
+// assumption the note states; an explicit load wins (settleInt8Offload).
+func int8OffloadKey(r *reading, key string, v *node) {
+	b, ok := truth(v.str())
+	switch {
+	case ok && !b:
+		r.item(key, v.text(), "", "off")
+	case !ok || r.train.bits != 0:
+		r.unknown(key, int8OffloadWhy)
+	default:
+		r.item(key, v.text(), "", "an int8 option: the weights read as 8-bit")
+		r.note(int8OffloadNote, key)
+		r.train.int8Offload = key
+		r.train.bits, r.train.bitsKey = 8, key
+	}
+}
+
+// settleInt8Offload makes llm_int8_enable_fp32_cpu_offload a key not
+// modelled when a load_in_4bit or load_in_8bit after it said the bits.
+func (r *reading) settleInt8Offload() {
+	k := r.train.int8Offload
+	if k == "" || r.train.bitsKey == k {
+		return
+	}
+	r.j.Read = slices.DeleteFunc(r.j.Read, func(it Item) bool { return it.Key == k })
+	r.j.Notes = slices.DeleteFunc(r.j.Notes, func(n string) bool { return n == fmt.Sprintf(int8OffloadNote, k) })
+	r.unknown(k, int8OffloadWhy)
+	r.train.int8Offload = ""
 }
