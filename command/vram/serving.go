@@ -103,11 +103,15 @@ const maxListedGPUs = 6
 // on the GPU asked, the changes that make it start or hold the load, the
 // users= sizing, the offers and their price per million tokens.
 type servingAnswer struct {
-	engine  serving.Engine
-	result  serving.Result   // as asked
-	config  serving.Result   // what the offers are for: as asked, or the sizing that holds the load
-	load    int              // users asked (0: none)
-	sized   *serving.Sized   // smallest configuration of the GPU asked holding the load
+	engine serving.Engine
+	result serving.Result // as asked
+	config serving.Result // what the offers are for: as asked, or the sizing that holds the load
+	load   int            // users asked (0: none)
+	sized  *serving.Sized // smallest configuration of the GPU asked holding the load
+	// setup is set when no GPU was named and one of the assumed GPU does
+	// not hold the load: the answer is for the smallest setup that does
+	// ("what GPU do I need to serve X for 50 users"), result is its plan.
+	setup   *serving.Sized
 	all     []serving.Sized  // every catalog GPU's
 	changes []serving.Change // what makes it start / hold the load
 	conc    int              // concurrency for throughput and cost
@@ -137,6 +141,10 @@ func answerServing(ctx context.Context, q query.Query, w memory.Workload, offers
 		}
 		if a.sized != nil && !serving.HoldsLoad(a.load)(a.result) {
 			a.config = a.sized.Result
+			if slices.Contains(q.Defaults, query.DefaultGPU) && a.sized.Result.Starts {
+				// Planned again for its log lines, which sizing skips.
+				a.setup, a.result = a.sized, serving.Plan(a.sized.Result.Deployment)
+			}
 		}
 	}
 	switch {

@@ -257,6 +257,10 @@ func scaleOutLead(so *plan.ScaleOut, w memory.Workload, q query.Query, n int) re
 func servingReply(ctx context.Context, text string, q query.Query, w memory.Workload, offers OfferFinder) Answer {
 	a := answerServing(ctx, q, w, offers)
 	r := a.result
+	if a.setup != nil {
+		// The answer is for the setup sized: its GPUs and split.
+		w.GPUs, w.TP = a.setup.GPUs, r.TP
+	}
 	est := memory.Estimate(w)
 	fit := memory.FitDoesNotFit
 	switch {
@@ -289,14 +293,21 @@ func servingReply(ctx context.Context, text string, q query.Query, w memory.Work
 		summary += "\nCheapest change: " + a.changes[0].Heading() + "."
 	}
 	assumptions := append(append([]string{}, w.Assumptions...), r.Assumptions...)
-	title := fmt.Sprintf("%s · inference · %s · %s", w.ModelName, a.engine.Label(), gpuLabel(q.GPU, max(1, w.GPUs)))
+	gpus, leadNotes := max(1, w.GPUs), assumptionNotes(w.Assumptions)
+	if a.setup != nil {
+		gpus = a.setup.GPUs
+		note := fmt.Sprintf("No GPU named: sized as the smallest %s setup that holds the %d sequences, %s", a.setup.GPUName, a.load, sizedWords(*a.setup))
+		leadNotes = append([]string{note}, leadNotes...)
+		assumptions = append([]string{note}, assumptions...)
+	}
+	title := fmt.Sprintf("%s · inference · %s · %s", w.ModelName, a.engine.Label(), gpuLabel(q.GPU, gpus))
 	lead := reply.Reply{
 		Kind:      "vram",
 		Title:     title,
 		Verdict:   &reply.Verdict{Band: bandOf(fit), Text: a.shortVerdict()},
 		Bar:       a.bar(),
 		Summary:   summary,
-		Context:   leadContext(text, q, w, assumptionNotes(w.Assumptions), a.prov),
+		Context:   leadContext(text, q, w, leadNotes, a.prov),
 		Ephemeral: true,
 		Actions:   []reply.Action{{ID: ShareActionID, Text: "Share in channel", Value: strings.TrimSpace(text)}},
 	}
