@@ -80,6 +80,7 @@ var axolotlKeys = table{
 	"batch_size":                  ign,
 	"eval_batch_size":             ign,
 	"gradient_checkpointing":      gradientCheckpointing,
+	"accelerator_config":          acceleratorConfig,
 	"activation_offloading": func(r *reading, k string, v *node) {
 		if b, ok := truth(v.str()); ok && !b {
 			r.setAs(k, v.str(), "act-offload", "off")

@@ -103,6 +103,7 @@ var hfKeys = table{
 	"model_revision":              ign,
 	"revision":                    ign,
 	"config":                      ign,
+	"accelerator_config":          acceleratorConfig,
 	"model_init_kwargs": func(r *reading, k string, v *node) {
 		r.readMap(v, table{
 			"dtype":               prefixed(k, func(r *reading, k string, v *node) { r.dtypeKey(k, v.str()) }),
@@ -163,6 +164,24 @@ func (r *reading) said(keys ...string) bool {
 		}
 	}
 	return false
+}
+
+// acceleratorConfig reads TrainingArguments' accelerator_config (axolotl
+// passes its own on): of what it holds only gradient_accumulation_kwargs'
+// sync_each_batch changes memory, keeping FSDP's gradients sharded
+// between syncs (docs/memory-model.md §6.2).
+func acceleratorConfig(r *reading, k string, v *node) {
+	if v.kind != mapNode {
+		r.generic(k, v)
+		return
+	}
+	r.readMap(v, table{
+		"gradient_accumulation_kwargs": prefixed(k, func(r *reading, k string, v *node) {
+			r.readMap(v, table{"sync_each_batch": prefixed(k, onOff("sync-each-batch", "on", "off")), "num_steps": prefixed(k, ign), "adjust_scheduler": prefixed(k, ign), "sync_with_dataloader": prefixed(k, ign)})
+		}),
+		"split_batches": prefixed(k, ign), "dispatch_batches": prefixed(k, ign), "even_batches": prefixed(k, ign),
+		"use_seedable_sampler": prefixed(k, ign), "non_blocking": prefixed(k, ign), "use_configured_state": prefixed(k, ign),
+	})
 }
 
 // quantizationConfig reads a quantization_config mapping as a

@@ -311,6 +311,14 @@ var Settings = []*Setting{
 		apply: func(r *reading, v value) error { r.w().GradAccumSteps = int(v.n); return nil },
 	},
 	{
+		Key: "sync-each-batch", Aliases: []string{"sync_each_batch", "grad-sync-each-batch"},
+		Value: boolEnum, Scope: ScopeTraining, phase: phaseBatch,
+		Default: "off under the HF Trainer, axolotl, TRL, LLaMA-Factory, Unsloth and Lightning (unsharded between syncs); torchtune and torchtitan reduce-scatter every micro-batch",
+		Help:    "FSDP reduce-scatters the gradients on every micro-batch of an accumulation (accelerate's sync_each_batch; FSDP2 under accelerate before 1.11) instead of keeping them unsharded on every GPU until the step",
+		Of:      func(w memory.Workload) string { return string(w.SyncEachBatch) },
+		apply:   func(r *reading, v value) error { r.w().SyncEachBatch = memory.Switch(v.canon); return nil },
+	},
+	{
 		Key: "gpu-util", Aliases: []string{"gpu-memory-utilization", "gpu-mem-util", "mem-fraction-static", "mem-fraction"},
 		Words: [][]string{{"gpu", "memory", "utilization"}}, Value: fraction{}, Scope: ScopeServing, phase: phaseServing,
 		Default: "0.9 (vLLM's gpu_memory_utilization; SGLang's mem_fraction_static by GPU)", Help: "the share of the GPU the engine plans with: the KV cache gets what is left of it",

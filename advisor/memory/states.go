@@ -220,7 +220,7 @@ func fsdpGradientBytes(w Workload, m catalog.Model, r regime, scale, dp float64)
 	if mixed {
 		params += float64(m.MeanLayerParams()) * float64(max(1, m.TotalLayers())) * scale
 	}
-	accumulating := w.GradAccumSteps > 1 && fw.accumulatesUnsharded
+	accumulating := w.GradAccumSteps > 1 && fw.accumulatesUnsharded && !w.SyncEachBatch.On()
 	if !accumulating && !mixed {
 		return 0, false
 	}

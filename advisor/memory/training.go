@@ -334,8 +334,10 @@ func resolveGradAccum(w *Workload, fw frameworkDefaults, a assumptions) {
 		return
 	}
 	switch {
+	case w.GradAccumSteps > 1 && w.SyncEachBatch.On():
+		a.note("gradient accumulation over %d micro-batches, reduce-scattered every micro-batch (sync-each-batch=on): the gradients stay sharded", w.GradAccumSteps)
 	case w.GradAccumSteps > 1 && fw.accumulatesUnsharded:
-		a.note("gradient accumulation over %d micro-batches under FSDP: every GPU accumulates the gradients unsharded between syncs (the HF Trainer's and accelerate's no_sync, Lightning's no_backward_sync)", w.GradAccumSteps)
+		a.note("gradient accumulation over %d micro-batches under FSDP: every GPU accumulates the gradients unsharded between syncs (the HF Trainer's and accelerate's no_sync, Lightning's no_backward_sync; FSDP2 since accelerate 1.11); sync-each-batch=on keeps them sharded, as FSDP2 under accelerate before 1.11 did", w.GradAccumSteps)
 	case w.GradAccumSteps > 1:
 		a.note("gradient accumulation over %d micro-batches, reduce-scattered every micro-batch: the gradients stay sharded (the HF Trainer and Lightning accumulate them unsharded: framework=hf, framework=lightning)", w.GradAccumSteps)
 	}

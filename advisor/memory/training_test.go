@@ -308,6 +308,13 @@ func TestFSDPGradientAccumulation(t *testing.T) {
 	if g := grads(MethodFull, FrameworkHF, 8); g < p*2 {
 		t.Errorf("full FT accumulating under no_sync: %.1f GB of gradients, want every gradient unsharded (%.1f GB)", g/1e9, p*2/1e9)
 	}
+	// sync-each-batch=on (accelerate's sync_each_batch; FSDP2 under
+	// accelerate before 1.11) reduce-scatters every micro-batch.
+	synced := Resolve(Workload{Model: m, Method: MethodFull, Precision: PrecisionBF16, Optimizer: OptimizerAdamW, Batch: 1, SeqLen: 1304,
+		GPUs: 2, Sharding: ShardingFSDP, Checkpointing: CheckpointFull, Framework: FrameworkHF, GradAccumSteps: 8, SyncEachBatch: SwitchOn})
+	if a, b := float64(Estimate(synced).GradientsBytes), grads(MethodFull, FrameworkHF, 1); a != b {
+		t.Errorf("sync-each-batch=on: %.0f bytes of gradients with accumulation, want the %.0f of one micro-batch", a, b)
+	}
 	if a, b := grads(MethodFull, FrameworkTorchtune, 8), grads(MethodFull, FrameworkTorchtune, 1); a != b {
 		t.Errorf("torchtune reduce-scatters every micro-batch: %.0f bytes with accumulation, %.0f without", a, b)
 	}

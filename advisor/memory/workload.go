@@ -188,6 +188,12 @@ type Workload struct {
 	// step (0: one). Memory does not depend on it; the optimizer step
 	// fused into backward needs it to be one.
 	GradAccumSteps int `json:"grad_accum_steps,omitempty"`
+	// SyncEachBatch: under FSDP the gradients are reduce-scattered on
+	// every micro-batch, so they stay sharded between optimizer steps
+	// (accelerate's GradientAccumulationPlugin sync_each_batch; FSDP2
+	// under accelerate before 1.11, which had no no_sync for it). Empty:
+	// the framework's default (docs/memory-model.md §6.2).
+	SyncEachBatch Switch `json:"sync_each_batch,omitempty"`
 
 	// GPULayers is llama.cpp's -ngl (Ollama's num_gpu): the layers put on
 	// the GPU, the rest left in CPU RAM; 0 means every layer that fits.

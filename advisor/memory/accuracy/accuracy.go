@@ -71,6 +71,10 @@ type Case struct {
 	Compile bool `json:"compile,omitempty"`
 	// GradAccum is the micro-batches per optimizer step (0: one).
 	GradAccum int `json:"grad_accum,omitempty"`
+	// SyncEachBatch: the run reduce-scattered its gradients on every
+	// micro-batch (accelerate's sync_each_batch, or FSDP2 under accelerate
+	// before 1.11, which had no no_sync for it; testdata/SOURCES.md).
+	SyncEachBatch *bool `json:"sync_each_batch,omitempty"`
 	// LoRAExperts: LoRA on the routed experts' fused weights too (PEFT
 	// target_parameters); QuantizeExperts: the routed experts quantised
 	// with a bitsandbytes base (axolotl quantize_moe_experts). Nil: the
@@ -229,6 +233,7 @@ func (c Case) Workload() (memory.Workload, Measure, string) {
 	w.Framework = memory.Framework(c.Framework)
 	w.TP, w.PP = c.TP, c.PP
 	w.LoRAExperts, w.QuantizeExperts = switchOf(c.LoRAExperts), switchOf(c.QuantizeExperts)
+	w.SyncEachBatch = switchOf(c.SyncEachBatch)
 	w.GPUMemoryBytes = gpuMemoryOf(c.GPU)
 	w.Attention = memory.Attention(c.Attention)
 	if w.Method == memory.MethodInference && w.GPUs > 1 && w.ZeroStage == 0 && w.TP <= 1 && w.PP <= 1 {

@@ -90,6 +90,9 @@ func (c Case) Query() (q string, ok bool) {
 	if w.QuantizeExperts != "" {
 		add("quantize-experts=%s", w.QuantizeExperts)
 	}
+	if w.SyncEachBatch != "" {
+		add("sync-each-batch=%s", w.SyncEachBatch)
+	}
 	if w.TP > 1 {
 		add("tp=%d", w.TP)
 	}
