@@ -108,9 +108,9 @@ type servingAnswer struct {
 	config serving.Result // what the offers are for: as asked, or the sizing that holds the load
 	load   int            // users asked (0: none)
 	sized  *serving.Sized // smallest configuration of the GPU asked holding the load
-	// setup is set when no GPU was named and one of the assumed GPU does
-	// not hold the load: the answer is for the smallest setup that does
-	// ("what GPU do I need to serve X for 50 users"), result is its plan.
+	// setup is set when no GPU was named and one assumed GPU does not
+	// hold the load: the answer is for the smallest setup of it that does
+	// ("what GPU do I need to serve X for 50 users"); result is its plan.
 	setup   *serving.Sized
 	all     []serving.Sized  // every catalog GPU's
 	changes []serving.Change // what makes it start / hold the load
