@@ -183,7 +183,7 @@ func fsdpShard(s *states, w Workload, m catalog.Model, r regime, scale, dp float
 		s.weights += (fsdpGatheredLayers*layerBytes + root) / float64(w.TP)
 	}
 	if w.Method != MethodInference {
-		if g, ok := fsdpGradientBytes(w, m, r, scale, dp); ok && !w.OptimizerInBackward && !offload {
+		if g, ok := fsdpGradientBytes(w, m, r, scale, dp); ok && !w.OptimizerInBackward {
 			s.grads = g
 		}
 		reduce := float64(halfBytes)
@@ -206,6 +206,9 @@ func fsdpShard(s *states, w Workload, m catalog.Model, r regime, scale, dp float
 //     FullyShardedDataParallel.no_sync docs). A plain PyTorch loop,
 //     torchtune's and torchtitan's recipes reduce-scatter every
 //     micro-batch instead.
+//     Under CPU offload they stay on the GPU all the same: only the
+//     reduce-scattered shard moves to the CPU (torch
+//     _fully_shard/_fsdp_collectives.py).
 //   - FSDP1 with use_orig_params=True and whole blocks wrapped (Lightning's
 //     FSDPStrategy) gives a block's frozen weights and its adapters one
 //     FlatParameter: "the gradient memory usage will be higher than
@@ -221,7 +224,8 @@ func fsdpGradientBytes(w Workload, m catalog.Model, r regime, scale, dp float64)
 		params += float64(m.MeanLayerParams()) * float64(max(1, m.TotalLayers())) * scale
 	}
 	accumulating := w.GradAccumSteps > 1 && fw.accumulatesUnsharded && !w.SyncEachBatch.On()
-	if !accumulating && !mixed {
+	if !accumulating && (!mixed || w.Offload != OffloadNone) {
+		// CPU offload moves the reduce-scattered shards to the CPU.
 		return 0, false
 	}
 	if !accumulating {

@@ -315,6 +315,19 @@ func TestFSDPGradientAccumulation(t *testing.T) {
 	if a, b := float64(Estimate(synced).GradientsBytes), grads(MethodFull, FrameworkHF, 1); a != b {
 		t.Errorf("sync-each-batch=on: %.0f bytes of gradients with accumulation, want the %.0f of one micro-batch", a, b)
 	}
+	// CPU offload moves the reduce-scattered shards to the CPU, not what
+	// accumulates unsharded between syncs.
+	offloaded := func(ga int) float64 {
+		w := Resolve(Workload{Model: m, Method: MethodFull, Precision: PrecisionBF16, Optimizer: OptimizerAdamW, Batch: 1, SeqLen: 1304,
+			GPUs: 2, Sharding: ShardingFSDP, ZeroStage: 3, Offload: OffloadParam, Checkpointing: CheckpointFull, Framework: FrameworkHF, GradAccumSteps: ga})
+		return float64(Estimate(w).GradientsBytes)
+	}
+	if g := offloaded(8); g < p*2 {
+		t.Errorf("offloaded FSDP accumulating under no_sync: %.1f GB of gradients on the GPU, want every gradient unsharded (%.1f GB)", g/1e9, p*2/1e9)
+	}
+	if g := offloaded(1); g > 0.1*p*2 {
+		t.Errorf("offloaded FSDP syncing every micro-batch: %.1f GB of gradients on the GPU, want about none", g/1e9)
+	}
 	if a, b := grads(MethodFull, FrameworkTorchtune, 8), grads(MethodFull, FrameworkTorchtune, 1); a != b {
 		t.Errorf("torchtune reduce-scatters every micro-batch: %.0f bytes with accumulation, %.0f without", a, b)
 	}
