@@ -251,7 +251,11 @@ func gpuOf(r Report) (catalog.GPU, bool) {
 		return catalog.GPU{}, false
 	}
 	best, found := catalog.GPU{}, false
+	vendor := pasteVendor(r)
 	for _, g := range catalog.GPUs() {
+		if vendor != "" && g.Vendor != vendor {
+			continue
+		}
 		if within(g.UsableBytes, total, gpuMatch) && (!found || abs(g.UsableBytes-total) < abs(best.UsableBytes-total)) {
 			best, found = g, true
 		}
@@ -260,6 +264,21 @@ func gpuOf(r Report) (catalog.GPU, bool) {
 		return best, true
 	}
 	return catalog.GPU{Name: GiB(total) + " GPU", MemoryBytes: total, UsableBytes: total, BF16: true, Source: "the total capacity in the paste"}, true
+}
+
+// pasteVendor is the vendor whose cards the paste's message comes from
+// ("" when it does not say): a 16 GB card in a HIP message is AMD's, never
+// an NVIDIA card of the same size.
+func pasteVendor(r Report) string {
+	switch {
+	case r.Format == FormatHIP || r.Framework == FrameworkROCm:
+		return "AMD"
+	case r.Format == FormatMPS:
+		return "Apple"
+	case r.Device != nil && strings.HasPrefix(*r.Device, "xpu"):
+		return "Intel"
+	}
+	return ""
 }
 
 // gpuMatch is how close a catalog card's usable memory must be to the
