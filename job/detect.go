@@ -103,7 +103,7 @@ func looksShell(s string) bool {
 		if len(words) > 0 && programs[programName(words[0])] {
 			return true
 		}
-		if heredoc.MatchString(line) && len(words) > 0 && !strings.HasSuffix(words[0], ":") {
+		if strings.Contains(line, "<<") && heredoc.MatchString(line) && len(words) > 0 && !strings.HasSuffix(words[0], ":") {
 			return true // cat <<EOF > isvc.yaml
 		}
 	}

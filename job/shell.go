@@ -60,7 +60,8 @@ func commands(s string) []command {
 		line = stripPrompt(line)
 		line, i = joinLines(lines, i, line)
 		var body string
-		if m := heredoc.FindStringSubmatch(line); m != nil {
+		hasHeredoc := strings.Contains(line, "<<")
+		if m := heredoc.FindStringSubmatch(line); hasHeredoc && m != nil {
 			body, i = heredocBody(lines, i, m[2], m[1] == "-")
 		}
 		windows := winDrive.MatchString(line)
@@ -70,7 +71,7 @@ func commands(s string) []command {
 				words = cmdWords(part)
 			}
 			c := command{env: map[string]string{}}
-			if heredoc.MatchString(part) { // cat <<EOF | kubectl apply -f -: cat's
+			if hasHeredoc && heredoc.MatchString(part) { // cat <<EOF | kubectl apply -f -: cat's
 				c.body = body
 			}
 			for k, v := range global {
