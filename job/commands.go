@@ -153,17 +153,7 @@ func readDockerRun(c command, args []string) (Job, error) {
 		env[k] = v
 	}
 	gpus, entry := "", ""
-	i := 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			break
-		}
-		name, value, has := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !has && dockerValued[name] && i+1 < len(args) {
-			value, has = args[i+1], true
-			i++
-		}
+	i := leadingFlags(args, dockerValued, func(_, name, value string) {
 		switch name {
 		case "e", "env":
 			if k, v, ok := strings.Cut(value, "="); ok {
@@ -174,7 +164,7 @@ func readDockerRun(c command, args []string) (Job, error) {
 		case "entrypoint":
 			entry = value
 		}
-	}
+	})
 	if i >= len(args) {
 		return Job{}, notAJob("")
 	}
@@ -338,23 +328,31 @@ var launcherValued = boolSet("config-file", "config_file", "num-processes", "num
 	"offload-optimizer-device", "offload_optimizer_device", "offload-param-device", "offload_param_device", "fsdp-offload-params",
 	"fsdp_offload_params", "module", "m", "tee", "log-dir", "local-ranks-filter", "max-restarts", "standalone-port")
 
+// leadingFlags walks the flags before a program's first other argument
+// (--name=value, or --name value where valued names the flag), calling
+// each with the flag as written, its name and its value, and returns the
+// index of that argument.
+func leadingFlags(args []string, valued map[string]bool, each func(raw, name, value string)) int {
+	i := 0
+	for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
+		raw := args[i]
+		name, value, has := strings.Cut(strings.TrimLeft(raw, "-"), "=")
+		if !has && valued[name] && i+1 < len(args) {
+			value = args[i+1]
+			i++
+		}
+		each(raw, name, value)
+	}
+	return i
+}
+
 // readLauncher reads accelerate launch, torchrun or deepspeed: the GPU
 // count and distributed settings it gives, then the script and its flags.
 func readLauncher(f Format, c command, args []string) (Job, error) {
 	r := newReading(f)
-	i := 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			break
-		}
-		name, value, has := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !has && launcherValued[name] && i+1 < len(args) {
-			value = args[i+1]
-			i++
-		}
-		r.launcherFlag(a, strings.ReplaceAll(name, "-", "_"), value)
-	}
+	i := leadingFlags(args, launcherValued, func(raw, name, value string) {
+		r.launcherFlag(raw, strings.ReplaceAll(name, "-", "_"), value)
+	})
 	r.environment(c.env)
 	if i >= len(args) {
 		return r.job()

@@ -21,6 +21,7 @@ const (
 	CauseSharedMemShm   = "shared-memory-exhausted"
 	CauseVLLMStartup    = "vllm-startup-free-memory"
 	CauseSGLang         = "sglang-memory-pool"
+	CauseSGLangSlots    = "sglang-request-slots"
 )
 
 // wholePaste reads what the log around the OOM says: memory that grew

@@ -150,7 +150,7 @@ func extractVLLMNegativeKV(sc *scan, a anchor, rep *Report) {
 
 // extractDriverCode reads the driver's out-of-memory code in a wording no
 // other rule knows: the call that failed where the line names one.
-func extractDriverCode(sc *scan, a anchor, rep *Report) {
+func extractDriverCode(sc *scan, a anchor, _ string, rep *Report) {
 	rep.Framework = FrameworkOther
 	rep.Extra["kind"] = KindCUDADriver
 	if m := reDriverCode.FindStringSubmatch(sc.lines[sc.lineOf(a.pos)].text); m != nil {
@@ -160,7 +160,7 @@ func extractDriverCode(sc *scan, a anchor, rep *Report) {
 
 // extractRMM reads RAPIDS' memory manager: the pool it asked for and the
 // free memory it found, from Spark RAPIDS' warning before the failure.
-func extractRMM(sc *scan, a anchor, rep *Report) {
+func extractRMM(sc *scan, a anchor, _ string, rep *Report) {
 	rep.Framework = FrameworkOther
 	rep.Extra["kind"] = KindRMM
 	before := sc.text[max(0, a.pos-eventReach):a.pos]

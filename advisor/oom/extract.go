@@ -251,8 +251,8 @@ func init() {
 		kindDataLoader:      extractDataLoader,
 		kindHostKilled:      extractHostKilled,
 		kindTorchLimit:      extractTorchLimitAnchor,
-		kindDriverCode:      func(sc *scan, a anchor, _ string, rep *Report) { extractDriverCode(sc, a, rep) },
-		kindRMM:             func(sc *scan, a anchor, _ string, rep *Report) { extractRMM(sc, a, rep) },
+		kindDriverCode:      extractDriverCode,
+		kindRMM:             extractRMM,
 		kindFallback:        extractFallback,
 	}
 }

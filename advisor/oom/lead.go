@@ -27,6 +27,8 @@ const (
 	CauseCuPyPool       = "cupy-pool"
 	CauseTensorRT       = "tensorrt-out-of-memory"
 	CauseVLLMSleep      = "vllm-sleep-mode"
+	CauseSleepSaver     = "memory-saver-could-not-map"
+	CauseRMMPool        = "rmm-pool-larger-than-free"
 	CauseInferenceFull  = "inference-weights-fill-gpu"
 )
 
@@ -393,4 +395,35 @@ func ggmlGPUName(r Report) string {
 		return ""
 	}
 	return m[0][i+1 : j]
+}
+
+// memorySaver reads torch_memory_saver (SGLang's and verl's colocated
+// allocator) failing to map its memory back: the trainer or engine beside
+// it still holds what the engine's static share promised.
+func (b *builder) memorySaver() bool {
+	if !strings.Contains(b.r.Facts.text, "torch_memory_saver") {
+		return false
+	}
+	b.cause(CauseSleepSaver, "The engine could not map its memory back (torch_memory_saver)",
+		"torch_memory_saver's cu_mem_create failed with the driver's out-of-memory code: what ran while the engine's memory was released (the trainer beside it) still holds the memory its static share (--mem-fraction-static, gpu_memory_utilization) promised it",
+		fix.LowerGPUMemoryUtil, fix.KillOtherProcess)
+	b.setLead("the engine's pool, colocated", fix.LowerGPUMemoryUtil)
+	return true
+}
+
+// rmmPool reads RAPIDS' memory manager: a pool sized as a share of the GPU
+// that is larger than what is free means another process (often a second
+// executor on the same GPU) holds it.
+func (b *builder) rmmPool() {
+	r := b.r
+	if r.FreeBytes != nil && r.TriedToAllocateBytes != nil && *r.FreeBytes < *r.TriedToAllocateBytes {
+		b.cause(CauseRMMPool, "RAPIDS' memory pool is larger than the free GPU memory",
+			fmt.Sprintf("RMM asked for a %s pool with %s free: another process (a second executor or worker on this GPU) holds the rest; Spark RAPIDS wants one executor per GPU, or a smaller spark.rapids.memory.gpu.allocFraction", GiB(*r.TriedToAllocateBytes), GiB(*r.FreeBytes)),
+			fix.KillOtherProcess, fix.OneProcessPerGPU)
+		b.setLead("memory another process holds", fix.KillOtherProcess, fix.OneProcessPerGPU)
+		return
+	}
+	b.cause(CauseRMMPool, "RAPIDS' memory pool is full",
+		"an allocation from RMM's pool failed: the data (a partition, a join's output) is bigger than the pool; smaller partitions or batches shrink it", fix.SmallerBatch, fix.KillOtherProcess)
+	b.setLead("the pool's data", fix.SmallerBatch)
 }

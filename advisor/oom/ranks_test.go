@@ -7,7 +7,8 @@ import (
 )
 
 // TestRankLeads covers the readings of the ranks and libraries a paste
-// shows (ranks.go), each on a paste written for its rule.
+// shows (ranks.go; the libraries' in lead.go), each on a paste written for
+// its rule.
 func TestRankLeads(t *testing.T) {
 	torchOOM := func(gpu, alloc string) string {
 		return "RuntimeError: CUDA out of memory. Tried to allocate 576.00 MiB (GPU " + gpu + "; 15.98 GiB total capacity; " + alloc + " already allocated; 0 bytes free; 15.84 GiB reserved in total by PyTorch)\n"
@@ -26,6 +27,7 @@ func TestRankLeads(t *testing.T) {
 		{"a negative budget on every rank", "(Worker_TP0 pid=10) INFO 12-10 03:24:48 [gpu_worker.py:298] Available KV cache memory: -2.10 GiB\n", fix.GPUMemoryUtilization},
 		{"memory saver", "[torch_memory_saver.cpp] CUresult error  result=2 file=csrc/torch_memory_saver.cpp func=cu_mem_create line=103\n", fix.LowerGPUMemoryUtil},
 		{"rmm pool above free", "21/03/02 10:00:01 WARN GpuDeviceManager: Initial RMM allocation(20480.0 MB) is larger than free memory(1024.0 MB)\n21/03/02 10:00:02 ERROR GpuDeviceManager: Could not initialize RMM\n", fix.KillOtherProcess},
+		{"rmm pool full", "MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /opt/conda/include/rmm/mr/device/cuda_memory_resource.hpp:60: cudaErrorMemoryAllocation out of memory\n", fix.SmallerBatch},
 		{"sglang request slots", "RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for `--max-running-requests`. self.req_to_token_pool.available_size()=0, num_reqs=4,\n", fix.SmallerBatch},
 		{"ranks loading onto gpu 0", "    w_4bit, quant_state = bnb.functional.quantize_4bit(w)\n" + loadFrames + "Traceback (most recent call last):\n" + loadFrames + held, fix.OneProcessPerGPU},
 		{"one process beside another", "Traceback (most recent call last):\n" + loadFrames + held, fix.KillOtherProcess},

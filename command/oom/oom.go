@@ -265,8 +265,6 @@ func labelOf(r oom.Report) string {
 		return "Shared memory (/dev/shm) OOM"
 	case oom.KindNCCL:
 		return "NCCL OOM"
-	}
-	switch r.ErrorKind {
 	case oom.KindCUDADriver:
 		return "CUDA driver OOM"
 	case oom.KindCuPy:
